@@ -1,0 +1,123 @@
+"""``make`` and ``jit``: from arrangement and application to a callable kernel."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, get_type_hints
+
+from ninetoothed import plugins
+from ninetoothed.errors import ArrangementError
+from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.spec import KernelSpec, application_parameters, build_spec
+from ninetoothed.tensor import Tensor
+
+
+class Kernel:
+    """A generated kernel; call it on framework tensors.
+
+    Calling dispatches to the framework adapter that recognises the arguments
+    (``nt-torch``, ``nt-paddle``, ``nt-jax``).  ``source`` is the generated
+    code and ``source_path`` where it is cached.
+    """
+
+    def __init__(self, spec: KernelSpec, backend: str = "triton") -> None:
+        self.spec = spec
+        self.generated: GeneratedKernel = plugins.codegen_backend(backend).generate(spec)
+        self._adapters: dict[type, Any] = {}
+
+    @property
+    def source(self) -> str:
+        """The generated source code."""
+        return self.generated.source
+
+    @property
+    def source_path(self) -> str:
+        """Where the generated source lives on disk."""
+        return self.generated.source_path
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        adapter = None
+        for argument in args:
+            adapter = self._adapters.get(type(argument))
+            if adapter is not None:
+                break
+        if adapter is None:
+            adapter = plugins.adapter_for_arguments(args)
+            for argument in args:
+                if adapter.recognizes(argument):
+                    self._adapters[type(argument)] = adapter
+        return adapter.call(self.generated, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<ninetoothed kernel {self.spec.name} ({len(self.spec.parameters)} parameters)>"
+
+
+def make(
+    arrangement: Callable[..., Any],
+    application: Callable[..., Any],
+    tensors: Sequence[Tensor],
+    *,
+    name: str | None = None,
+    backend: str = "triton",
+    **options: Any,
+) -> Kernel:
+    """Arrange ``tensors`` with ``arrangement``, apply ``application``, and generate.
+
+    ``options`` go to the backend: ``num_warps``, ``num_stages``, ``configs``
+    (pinned auto-tuning configurations, a list of dicts of meta values with
+    optional ``num_warps``/``num_stages``), ``max_num_configs``.
+    """
+    tensors = tuple(tensors)
+    for index, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise ArrangementError(
+                f"make: tensors[{index}] must be a ninetoothed.Tensor, got "
+                f"{type(tensor).__name__} {tensor!r}"
+            )
+    arranged = arrangement(*tensors)
+    if isinstance(arranged, Tensor):
+        arranged = (arranged,)
+    if not isinstance(arranged, (tuple, list)):
+        raise ArrangementError(
+            f"the arrangement {getattr(arrangement, '__name__', arrangement)} must return a "
+            f"tuple of tensors, got {type(arranged).__name__}"
+        )
+    spec = build_spec(application, tensors, tuple(arranged), name=name, options=options)
+    return Kernel(spec, backend)
+
+
+def jit(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    backend: str = "triton",
+    **options: Any,
+) -> Any:
+    """Make a kernel from a function whose parameter annotations are arranged tensors.
+
+    ``@ninetoothed.jit`` and ``@ninetoothed.jit(num_warps=8)`` both work.
+    """
+
+    def decorate(function: Callable[..., Any]) -> Kernel:
+        try:
+            hints = get_type_hints(function)
+        except Exception:  # annotations that are not types at all, e.g. Tensor(1).tile(...)
+            hints = {
+                key: value
+                for key, value in inspect.get_annotations(function, eval_str=True).items()
+            }
+        arranged = []
+        for parameter in application_parameters(function):
+            annotation = hints.get(parameter)
+            if not isinstance(annotation, Tensor):
+                raise ArrangementError(
+                    f"jit: parameter {parameter!r} of {function.__name__} must be annotated with "
+                    f"a ninetoothed.Tensor (its arrangement), got {annotation!r}"
+                )
+            arranged.append(annotation)
+        sources = tuple(tensor.source for tensor in arranged)
+        spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
+        return Kernel(spec, backend)
+
+    return decorate(func) if func is not None else decorate

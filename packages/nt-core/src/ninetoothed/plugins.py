@@ -1,0 +1,254 @@
+"""The plugin manager: finds the code-generation backend and framework adapters.
+
+Plugins are pluggy plugins implementing :class:`ninetoothed.hookspecs.NineToothedSpec`.
+Installed distributions announce theirs in the ``ninetoothed`` entry-point group
+(``nt-triton`` as ``triton``, ``nt-torch`` as ``torch``, ``nt-paddle`` as
+``paddle``, ``nt-jax`` as ``jax``); they are loaded the first time
+:func:`plugin_manager` is called.  Plugins can also be registered by hand with
+:func:`register`.
+
+The core never imports a backend or a framework: when nothing answers, the
+errors raised here say which distribution to install.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+import pluggy
+
+from ninetoothed.errors import AdapterNotFoundError, BackendNotFoundError, LaunchError
+from ninetoothed.hookspecs import (
+    PROJECT_NAME,
+    CodegenBackend,
+    FrameworkAdapter,
+    NineToothedSpec,
+)
+
+__all__ = [
+    "adapter_for",
+    "adapter_for_arguments",
+    "codegen_backend",
+    "plugin_manager",
+    "register",
+    "type_comes_from",
+    "unregister",
+]
+
+_FRAMEWORK_DISTRIBUTIONS: dict[str, tuple[str, str, str]] = {
+    "torch": ("PyTorch", "nt-torch", "torch"),
+    "paddle": ("PaddlePaddle", "nt-paddle", "paddle"),
+    "jax": ("JAX", "nt-jax", "jax"),
+    "jaxlib": ("JAX", "nt-jax", "jax"),
+}
+"""Top-level module of a framework's tensor types -> (framework, distribution,
+the distribution's entry-point name).
+
+Used only to word error messages; recognising tensors is the adapters' job."""
+
+_BACKEND_DISTRIBUTIONS: dict[str, str] = {"triton": "nt-triton"}
+"""Code-generation backend name -> the distribution that provides it."""
+
+# Python values that are never tensors: kernels take them as scalar arguments,
+# so they are skipped without asking any adapter.
+_SCALAR_TYPES = (bool, int, float, complex, str, bytes, type(None))
+
+_lock = threading.Lock()
+_manager: pluggy.PluginManager | None = None
+
+# Adapter found for each argument type. Kernel calls look adapters up on every
+# launch, and a pluggy hook call costs microseconds, so positive answers are
+# memoised per type (adapters recognise tensors by type). Cleared whenever the
+# set of plugins changes.
+_adapter_by_type: dict[type, FrameworkAdapter] = {}
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """Return the process-wide plugin manager, creating it on first use.
+
+    Creating it registers the hook specifications and loads every plugin
+    announced in the ``ninetoothed`` entry-point group by an installed
+    distribution.  A plugin that fails to load raises here rather than being
+    skipped, so a broken installation is noticed.
+    """
+    global _manager
+    manager = _manager
+    if manager is not None:
+        return manager
+    with _lock:
+        if _manager is None:
+            manager = pluggy.PluginManager(PROJECT_NAME)
+            manager.add_hookspecs(NineToothedSpec)
+            manager.load_setuptools_entrypoints(PROJECT_NAME)
+            _manager = manager
+        return _manager
+
+
+def register(plugin: object, name: str | None = None) -> str:
+    """Register ``plugin`` (a module or object with hook implementations).
+
+    Plugins registered later are asked first, so a hand-registered adapter or
+    backend takes precedence over an installed one.  Returns the name the plugin
+    is registered under.
+    """
+    manager = plugin_manager()
+    registered = manager.register(plugin, name=name)
+    _adapter_by_type.clear()
+    if registered is None:  # pluggy returns None only for blocked names
+        raise ValueError(f"the plugin name {name!r} is blocked")
+    return registered
+
+
+def unregister(plugin: object) -> None:
+    """Unregister ``plugin``, given as the plugin object or its registered name."""
+    manager = plugin_manager()
+    if isinstance(plugin, str):
+        manager.unregister(name=plugin)
+    else:
+        manager.unregister(plugin)
+    _adapter_by_type.clear()
+
+
+def codegen_backend(name: str = "triton") -> CodegenBackend:
+    """Return the code-generation backend called ``name``.
+
+    Raises :class:`~ninetoothed.errors.BackendNotFoundError`, naming the
+    distribution to install, when no plugin provides it.
+    """
+    backend = plugin_manager().hook.ninetoothed_codegen_backend(name=name)
+    if backend is not None:
+        return backend
+    distribution = _BACKEND_DISTRIBUTIONS.get(name)
+    if distribution is not None:
+        message = (
+            f"no code-generation backend {name!r} is installed: "
+            f"install the {distribution} distribution"
+        )
+    else:
+        known = ", ".join(f"{n!r} (in {d})" for n, d in _BACKEND_DISTRIBUTIONS.items())
+        message = f"no code-generation backend {name!r} is installed; known backends: {known}"
+    raise BackendNotFoundError(message)
+
+
+def adapter_for(obj: object) -> FrameworkAdapter:
+    """Return the framework adapter that recognises the host tensor ``obj``.
+
+    Raises :class:`~ninetoothed.errors.AdapterNotFoundError` when none does; its
+    message names the object's type and, for a known framework, the
+    distribution that supports it.
+    """
+    adapter = _find_adapter(obj)
+    if adapter is None:
+        raise AdapterNotFoundError(_no_adapter_message(obj))
+    return adapter
+
+
+def adapter_for_arguments(args: Iterable[Any]) -> FrameworkAdapter:
+    """Return the adapter for a kernel call's arguments.
+
+    Python scalars (``int``, ``float``, ``bool``, ``str``, ``None`` …) are
+    skipped; the adapter is the one that recognises the first remaining
+    argument any adapter recognises.  Objects no adapter recognises are left for
+    that adapter to validate.  Raises
+    :class:`~ninetoothed.errors.LaunchError` when tensors of two frameworks are
+    mixed, and :class:`~ninetoothed.errors.AdapterNotFoundError` when no
+    argument is recognised.
+    """
+    found: FrameworkAdapter | None = None
+    found_obj: object = None
+    unrecognised: list[object] = []
+    for obj in args:
+        if isinstance(obj, _SCALAR_TYPES):
+            continue
+        adapter = _find_adapter(obj)
+        if adapter is None:
+            unrecognised.append(obj)
+        elif found is None:
+            found, found_obj = adapter, obj
+        elif adapter is not found and adapter.name != found.name:
+            raise LaunchError(
+                "cannot mix tensors of two frameworks in one kernel call: "
+                f"{_type_name(found_obj)} ({found.name}) and "
+                f"{_type_name(obj)} ({adapter.name})"
+            )
+    if found is not None:
+        return found
+    if unrecognised:
+        raise AdapterNotFoundError(_no_adapter_message(unrecognised[0]))
+    raise AdapterNotFoundError(
+        "none of the kernel's arguments is a tensor, so no framework can launch it; "
+        + _supported_frameworks()
+    )
+
+
+def type_comes_from(obj: object, modules: Iterable[str]) -> bool:
+    """Whether ``obj``'s type, or one of its bases, is defined in one of ``modules``.
+
+    ``modules`` are top-level module names (``"torch"``; ``"jax"``, ``"jaxlib"``).
+    Adapter plugins call this before importing their framework, so that asking
+    them about other objects never imports it; walking the bases makes user
+    subclasses of a framework's tensor count too.
+    """
+    roots = (modules,) if isinstance(modules, str) else tuple(modules)
+    return any(cls.__module__.partition(".")[0] in roots for cls in type(obj).__mro__)
+
+
+def _find_adapter(obj: object) -> FrameworkAdapter | None:
+    """The adapter recognising ``obj``, memoised by type, or ``None``."""
+    cls = type(obj)
+    adapter = _adapter_by_type.get(cls)
+    if adapter is not None:
+        return adapter
+    adapter = plugin_manager().hook.ninetoothed_framework_adapter(obj=obj)
+    if adapter is not None:
+        _adapter_by_type[cls] = adapter
+    return adapter
+
+
+def _type_name(obj: object) -> str:
+    """``module.QualifiedName`` of ``obj``'s type, as users see it in tracebacks."""
+    cls = type(obj)
+    if cls.__module__ == "builtins":
+        return cls.__qualname__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _framework_of(obj: object) -> tuple[str, str, str] | None:
+    """(framework, distribution, entry point) of the framework ``obj``'s type comes from.
+
+    Walks the type's bases, so subclasses of a framework's tensor defined in
+    user code are attributed to that framework too.
+    """
+    for root, framework in _FRAMEWORK_DISTRIBUTIONS.items():
+        if type_comes_from(obj, (root,)):
+            return framework
+    return None
+
+
+def _supported_frameworks() -> str:
+    """A sentence listing the frameworks NineToothed supports."""
+    pairs = {framework: dist for framework, dist, _ in _FRAMEWORK_DISTRIBUTIONS.values()}
+    listed = ", ".join(f"{framework} (pip install {dist})" for framework, dist in pairs.items())
+    return f"NineToothed supports tensors of {listed}"
+
+
+def _no_adapter_message(obj: object) -> str:
+    """Why no adapter recognised ``obj``, and what to install about it."""
+    type_name = _type_name(obj)
+    framework = _framework_of(obj)
+    if framework is None:
+        return f"no framework adapter recognises an object of type {type_name}; " + (
+            _supported_frameworks()
+        )
+    name, distribution, entry_point = framework
+    if plugin_manager().get_plugin(entry_point) is not None:
+        return (
+            f"the {name} adapter ({distribution}) does not recognise an object of type "
+            f"{type_name} as a tensor"
+        )
+    return (
+        f"no framework adapter recognises {type_name}: NineToothed's {name} support is "
+        f"not installed; install the {distribution} distribution (pip install {distribution})"
+    )

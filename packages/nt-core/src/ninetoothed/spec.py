@@ -1,0 +1,191 @@
+"""The kernel IR: what ``make`` hands to a code-generation backend.
+
+A :class:`KernelSpec` is the arranged parameters plus the application,
+validated: the outermost levels agree (they are the launch grid), every
+symbol is classified (meta, constexpr, run-time), and the application's
+parameters line up with the tensors.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ninetoothed.errors import ArrangementError
+from ninetoothed.symbol import Symbol, SymbolLike, names_of
+from ninetoothed.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One kernel parameter: its name in the application, source and arrangement."""
+
+    name: str
+    source: Tensor
+    arranged: Tensor
+
+    @property
+    def is_scalar(self) -> bool:
+        """Whether this is a scalar (``Tensor(0)``) parameter."""
+        return self.source.ndim == 0
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A validated arrange-and-apply pair, ready for code generation."""
+
+    name: str
+    parameters: tuple[Parameter, ...]
+    application: Callable[..., Any]
+    grid: tuple[SymbolLike, ...]
+    """The outermost shape shared by the arranged tensors: one program per element."""
+
+    meta_symbols: dict[str, Symbol]
+    """Chosen by auto-tuning."""
+
+    constexpr_symbols: dict[str, Symbol]
+    """Given by the caller by keyword; compile-time in the kernel."""
+
+    runtime_symbols: dict[str, Symbol]
+    """Given by the caller by keyword (beyond sizes and strides); run-time values."""
+
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
+
+    @property
+    def tensor_parameters(self) -> tuple[Parameter, ...]:
+        """The parameters that are tensors (not scalars)."""
+        return tuple(p for p in self.parameters if not p.is_scalar)
+
+    @property
+    def scalar_parameters(self) -> tuple[Parameter, ...]:
+        """The scalar (``Tensor(0)``) parameters."""
+        return tuple(p for p in self.parameters if p.is_scalar)
+
+
+def build_spec(
+    application: Callable[..., Any],
+    sources: tuple[Tensor, ...],
+    arranged: tuple[Tensor, ...],
+    *,
+    name: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> KernelSpec:
+    """Validate an arrangement's result and collect everything codegen needs."""
+    names = application_parameters(application)
+    if len(names) != len(sources):
+        raise ArrangementError(
+            f"the application {application.__name__} takes {len(names)} parameters "
+            f"({', '.join(names)}), but {len(sources)} tensors were given"
+        )
+    if len(arranged) != len(sources):
+        raise ArrangementError(
+            f"the arrangement returned {len(arranged)} tensors for {len(sources)} parameters"
+        )
+    parameters = []
+    for parameter_name, source, result in zip(names, sources, arranged):
+        if not isinstance(result, Tensor):
+            raise ArrangementError(
+                f"the arrangement returned {type(result).__name__} {result!r} for parameter "
+                f"{parameter_name!r}; it must return one Tensor per parameter"
+            )
+        if result.source is not source:
+            raise ArrangementError(
+                f"the arrangement's result for {parameter_name!r} is derived from "
+                f"{result.source.name}, not from the tensor given for it ({source.name})"
+            )
+        parameters.append(Parameter(parameter_name, source, result))
+    grid = check_outermost_shapes(parameters)
+
+    symbols: dict[str, Symbol] = {}
+    size_and_stride_names = {
+        f"{p.source.name}_{kind}_{dim}"
+        for p in parameters
+        for kind in ("size", "stride")
+        for dim in range(p.source.ndim)
+    }
+    for parameter in parameters:
+        for level in parameter.arranged.levels():
+            symbols.update(names_of(level.shape))
+        for binding in parameter.arranged.all_bindings().values():
+            symbols.update(names_of(binding.expression))
+            symbols.update(names_of(binding.bound))
+    symbols = {
+        symbol_name: symbol
+        for symbol_name, symbol in symbols.items()
+        if not symbol_name.startswith("ninetoothed_index_")
+    }
+    for source in sources:
+        for dim, size in enumerate(source.shape):
+            if isinstance(size, Symbol) and size.name == source.size_string(dim):
+                symbols.setdefault(size.name, size)
+    meta = {n: s for n, s in symbols.items() if s.meta}
+    constexpr = {n: s for n, s in symbols.items() if s.constexpr and n not in size_and_stride_names}
+    runtime = {
+        n: s
+        for n, s in symbols.items()
+        if not (s.meta or s.constexpr) and n not in size_and_stride_names
+    }
+    return KernelSpec(
+        name=name or getattr(application, "__name__", "kernel"),
+        parameters=tuple(parameters),
+        application=application,
+        grid=grid,
+        meta_symbols=meta,
+        constexpr_symbols=constexpr,
+        runtime_symbols=runtime,
+        options=dict(options or {}),
+    )
+
+
+def application_parameters(application: Callable[..., Any]) -> list[str]:
+    """The names of the application's positional parameters."""
+    signature = inspect.signature(application)
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+
+
+def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
+    """The shared outermost shape, or an :class:`ArrangementError` naming each shape.
+
+    Sizes that are both symbolic but differ in form (``input_size_0`` and
+    ``output_size_0``) may still agree at run time: the launcher checks them
+    on concrete sizes.  A literal size against a different literal or against
+    a symbolic size is a mismatch already.
+    """
+    tensors = [p for p in parameters if not p.is_scalar]
+    if not tensors:
+        return ()
+    shapes = [p.arranged.shape for p in tensors]
+    reference = shapes[0]
+    for shape in shapes[1:]:
+        if len(shape) != len(reference) or not all(
+            _may_agree(a, b) for a, b in zip(shape, reference)
+        ):
+            listing = "; ".join(f"{p.name}: {_format_shape(p.arranged.shape)}" for p in tensors)
+            raise ArrangementError(
+                "the outermost levels of the arranged tensors must have the same shape (it is "
+                f"the launch grid), got {listing}"
+            )
+    # Prefer literal sizes when some tensor has them: they are known at compile time.
+    grid = list(reference)
+    for shape in shapes:
+        for dim, size in enumerate(shape):
+            if isinstance(size, int):
+                grid[dim] = size
+    return tuple(grid)
+
+
+def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
+    if isinstance(left, int) or isinstance(right, int):
+        return left == right
+    return True
+
+
+def _format_shape(shape: tuple[SymbolLike, ...]) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -1,0 +1,632 @@
+"""Hierarchical symbolic tensors and their meta-operations.
+
+A :class:`Tensor` holds no data: its ``shape`` and ``strides`` are symbolic.
+Meta-operations (``tile``, ``expand``, ``squeeze``, ``unsqueeze``,
+``permute``, ``flatten``, ``ravel``, ``pad`` and slicing) return new tensors
+and never move data.  ``tile`` makes a hierarchy: the result's ``dtype`` is
+the tensor of one tile.
+
+How every element finds its source element
+------------------------------------------
+Each dimension of each level owns a fresh *index variable*.  When a
+meta-operation replaces dimensions, it records a **binding** that defines
+each replaced variable in terms of the new ones (``tile``: ``old = outer *
+stride + inner * dilation``; ``flatten``: ``old = new // inner_size %
+size``; ``expand``/``squeeze``: ``old = 0``; ``pad``: ``old = new -
+before``; slicing: ``old = start + new * step``), together with the range the
+replaced variable must stay in (``0 <= old < old_size``).  Bindings only ever
+get added and variables are never reused, so the bindings of all levels of an
+arranged tensor can simply be united.  Substituting them into the source
+tensor's own variables gives, for any element of any level, the source index
+it reads; the ranges give the mask.  :mod:`ninetoothed.evaluate` does that on
+concrete sizes (the reference semantics); the code generator does it
+symbolically.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ninetoothed.errors import MetaOperationError
+from ninetoothed.symbol import Symbol, SymbolLike, ceil_div, product
+
+_tensor_ids = itertools.count()
+_variable_ids = itertools.count()
+
+VARIABLE_PREFIX = "ninetoothed_index_"
+"""Names of index variables start with this; they never reach users' code."""
+
+
+def _fresh_variable() -> str:
+    return f"{VARIABLE_PREFIX}{next(_variable_ids)}"
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension of one level: its index variable and its size."""
+
+    variable: str
+    size: SymbolLike
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``variable := expression``, valid while ``0 <= expression < bound``.
+
+    ``bound`` is ``None`` when the expression stays in range by construction
+    (``expand``, ``squeeze``, ``flatten``); ``may_be_negative`` says whether
+    the lower bound needs checking (``pad``, negative-step slices, symbolic
+    integer indices).
+    """
+
+    expression: SymbolLike
+    bound: SymbolLike | None
+    may_be_negative: bool = False
+
+
+def _size_repr(size: object) -> str:
+    return str(size)
+
+
+class Tensor:
+    """A symbolic tensor, possibly hierarchical.
+
+    ``Tensor(2)`` is a matrix of symbolic shape; ``Tensor(shape=(4, None))``
+    fixes the first size; ``Tensor(0)`` is a scalar parameter.  ``other`` is
+    the value masked loads read outside the source (``float("-inf")`` for a
+    softmax input); ``shape_options`` (one dict, or one per dimension) is
+    passed to each size symbol, e.g. ``{"constexpr": True, "upper_bound":
+    128}``.  ``constexpr=True`` on a scalar makes it a compile-time value;
+    ``value`` fixes a constexpr scalar at ``make`` time.
+    """
+
+    def __init__(
+        self,
+        ndim: int | None = None,
+        *,
+        shape: Sequence[SymbolLike | None] | None = None,
+        dtype: Any = None,
+        name: str | None = None,
+        other: float | int | None = None,
+        shape_options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+        constexpr: bool | None = None,
+        value: Any = None,
+        strides: Sequence[SymbolLike | None] | None = None,
+    ) -> None:
+        if shape is None and ndim is None:
+            raise MetaOperationError(
+                "Tensor needs ndim or shape, e.g. Tensor(2) or Tensor(shape=(4, 8))"
+            )
+        if shape is not None and ndim is not None and len(shape) != ndim:
+            raise MetaOperationError(
+                f"Tensor: ndim={ndim} disagrees with shape {tuple(shape)} "
+                f"of {len(shape)} dimensions"
+            )
+        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
+            raise MetaOperationError(f"Tensor: ndim must be a non-negative int, got {ndim!r}")
+        ndim = len(shape) if shape is not None else ndim
+        assert ndim is not None
+        if name is not None and not name.isidentifier():
+            raise MetaOperationError(f"Tensor: name must be a Python identifier, got {name!r}")
+        self.name: str = name if name is not None else f"ninetoothed_tensor_{next(_tensor_ids)}"
+        options = _per_dim_options(shape_options, ndim)
+        given = tuple(shape) if shape is not None else (None,) * ndim
+        sizes: list[SymbolLike] = []
+        for index, size in enumerate(given):
+            if size is None:
+                sizes.append(Symbol(self.size_string(index), **options[index]))
+            else:
+                _check_size(size, "shape", index)
+                sizes.append(size)
+        given_strides = tuple(strides) if strides is not None else (None,) * ndim
+        if len(given_strides) != ndim:
+            raise MetaOperationError(
+                f"Tensor {self.name}: strides {tuple(strides or ())} do not have {ndim} entries"
+            )
+        self._strides: tuple[SymbolLike, ...] = tuple(
+            Symbol(self.stride_string(index)) if stride is None else stride
+            for index, stride in enumerate(given_strides)
+        )
+        self._dims: tuple[Dim, ...] = tuple(Dim(_fresh_variable(), size) for size in sizes)
+        self._dtype: Any = dtype
+        self._bindings: dict[str, Binding] = {}
+        self._source: Tensor = self
+        self.other = other
+        self.constexpr = bool(constexpr)
+        self.value = value
+        if ndim != 0 and (constexpr or value is not None):
+            raise MetaOperationError(
+                f"Tensor {self.name}: constexpr/value apply to scalars, i.e. Tensor(0)"
+            )
+        self.source_variables: tuple[str, ...] = tuple(dim.variable for dim in self._dims)
+
+    # ---------------------------------------------------------------- naming
+    def size_string(self, dim: int) -> str:
+        """The name of the size symbol of source dimension ``dim``."""
+        return f"{self.name}_size_{dim}"
+
+    def stride_string(self, dim: int) -> str:
+        """The name of the stride symbol of source dimension ``dim``."""
+        return f"{self.name}_stride_{dim}"
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def shape(self) -> tuple[SymbolLike, ...]:
+        """The sizes of this level's dimensions."""
+        return tuple(dim.size for dim in self._dims)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions of this level."""
+        return len(self._dims)
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        """This level's dimensions (index variable and size)."""
+        return self._dims
+
+    @property
+    def strides(self) -> tuple[SymbolLike, ...]:
+        """The strides (in elements) of the source tensor this level comes from.
+
+        Only a source tensor has strides of its own; a tile's elements are
+        spread over the source by the arrangement, so asking an arranged level
+        for strides is an error.
+        """
+        if self._source is not self:
+            raise AttributeError(
+                f"an arranged level of {self.source.name} has no strides of its own; "
+                f"use .source.strides for the source tensor's"
+            )
+        return self._strides
+
+    @property
+    def source(self) -> Tensor:
+        """The tensor the chain of meta-operations started from."""
+        return self._source
+
+    @property
+    def dtype(self) -> Any:
+        """The element type, or the tensor of the next level for a hierarchy."""
+        return self._dtype
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        if isinstance(value, Tensor):
+            if value._source is not self._source:
+                raise MetaOperationError(
+                    f"the dtype of a level of {self._source.name} must be derived from the same "
+                    f"source tensor, got a tensor derived from {value._source.name}"
+                )
+            self._bindings = _unite(self._bindings, value.all_bindings())
+        self._dtype = value
+
+    def is_hierarchical(self) -> bool:
+        """Whether this tensor has a deeper level."""
+        return isinstance(self._dtype, Tensor)
+
+    def levels(self) -> list[Tensor]:
+        """This level and every deeper one, outermost first."""
+        result = [self]
+        while isinstance(result[-1]._dtype, Tensor):
+            result.append(result[-1]._dtype)
+        return result
+
+    def innermost(self) -> Tensor:
+        """The deepest level."""
+        return self.levels()[-1]
+
+    def element_dtype(self) -> Any:
+        """The element type at the bottom of the hierarchy."""
+        return self.innermost()._dtype
+
+    def all_bindings(self) -> dict[str, Binding]:
+        """The bindings of this level and of every deeper one, united."""
+        bindings: dict[str, Binding] = {}
+        for level in self.levels():
+            bindings = _unite(bindings, level._bindings)
+        return bindings
+
+    def __repr__(self) -> str:
+        shape = ", ".join(_size_repr(size) for size in self.shape)
+        inner = f", dtype={self._dtype!r}" if self._dtype is not None else ""
+        return f"Tensor({self._source.name}: shape=({shape}){inner})"
+
+    # ------------------------------------------------------ meta-operations
+    def tile(
+        self,
+        tile_shape: Sequence[SymbolLike],
+        strides: Sequence[SymbolLike] | None = None,
+        dilation: Sequence[SymbolLike] | None = None,
+        floor_mode: bool = False,
+    ) -> Tensor:
+        """Split every dimension into tiles: the result's ``dtype`` is one tile.
+
+        ``-1`` in ``tile_shape`` means the whole dimension.  ``strides`` (default:
+        the tile shape; ``-1`` entries also mean that default) is the step
+        between tiles, so strides smaller than the tile give overlapping
+        windows; ``dilation`` spaces a tile's elements.  The last tile of a
+        dimension may stick out of it (it is masked) unless ``floor_mode`` drops
+        such tiles.
+        """
+        operation = "tile"
+        tile_shape = _as_sequence(tile_shape, operation, "tile_shape")
+        self._check_length(tile_shape, operation, "tile_shape")
+        strides = (
+            (-1,) * self.ndim if strides is None else _as_sequence(strides, operation, "strides")
+        )
+        self._check_length(strides, operation, "strides")
+        dilation = (
+            (1,) * self.ndim if dilation is None else _as_sequence(dilation, operation, "dilation")
+        )
+        self._check_length(dilation, operation, "dilation")
+
+        outer_dims: list[Dim] = []
+        inner_dims: list[Dim] = []
+        bindings = dict(self._bindings)
+        for index, (dim, tile_size, stride, spacing) in enumerate(
+            zip(self._dims, tile_shape, strides, dilation)
+        ):
+            whole = _is_minus_one(tile_size)
+            if whole:
+                tile_size = dim.size
+            else:
+                _check_size(tile_size, "tile_shape", index, positive=True)
+            if _is_minus_one(stride):
+                stride = tile_size
+            else:
+                _check_size(stride, "strides", index, positive=True)
+            _check_size(spacing, "dilation", index, positive=True)
+            if whole and _is_literal(spacing, 1) and stride is tile_size:
+                outer_size: SymbolLike = 1
+            else:
+                span = spacing * (tile_size - 1)
+                if floor_mode:
+                    outer_size = (dim.size - span - 1) // stride + 1
+                else:
+                    outer_size = (dim.size - span - 1 + stride - 1) // stride + 1
+                if isinstance(outer_size, int) and outer_size < 0:
+                    outer_size = 0
+            outer = Dim(_fresh_variable(), outer_size)
+            inner = Dim(_fresh_variable(), tile_size)
+            bindings[dim.variable] = Binding(
+                Symbol(outer.variable) * stride + Symbol(inner.variable) * spacing, dim.size
+            )
+            outer_dims.append(outer)
+            inner_dims.append(inner)
+        inner_level = self._derive(tuple(inner_dims), bindings, self._dtype)
+        return self._derive(tuple(outer_dims), bindings, inner_level)
+
+    def expand(self, sizes: Sequence[SymbolLike]) -> Tensor:
+        """Repeat singleton dimensions to ``sizes`` (``-1`` keeps a dimension)."""
+        operation = "expand"
+        sizes = _as_sequence(sizes, operation, "sizes")
+        self._check_length(sizes, operation, "sizes")
+        dims: list[Dim] = []
+        bindings = dict(self._bindings)
+        for index, (dim, size) in enumerate(zip(self._dims, sizes)):
+            if _is_minus_one(size) or _same_size(size, dim.size):
+                dims.append(dim)
+                continue
+            _check_size(size, "sizes", index)
+            if not _is_literal(dim.size, 1):
+                raise MetaOperationError(
+                    f"expand on {self._source.name}: dimension {index} has size {dim.size}, "
+                    f"not 1, so it cannot be expanded to {size}"
+                )
+            new = Dim(_fresh_variable(), size)
+            bindings[dim.variable] = Binding(0, None)
+            dims.append(new)
+        return self._derive(tuple(dims), bindings, self._dtype)
+
+    def squeeze(self, dim: int | Sequence[int]) -> Tensor:
+        """Remove the singleton dimension(s) ``dim``."""
+        operation = "squeeze"
+        targets = self._normalize_dims(dim, operation)
+        bindings = dict(self._bindings)
+        for index in targets:
+            size = self._dims[index].size
+            if not _is_literal(size, 1):
+                raise MetaOperationError(
+                    f"squeeze on {self._source.name}: dimension {index} has size {size}, not 1"
+                )
+            bindings[self._dims[index].variable] = Binding(0, None)
+        dims = tuple(d for i, d in enumerate(self._dims) if i not in targets)
+        return self._derive(dims, bindings, self._dtype)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """Insert a singleton dimension at position ``dim``."""
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise MetaOperationError(f"unsqueeze: dim must be an int, got {dim!r}")
+        if not -self.ndim - 1 <= dim <= self.ndim:
+            raise MetaOperationError(
+                f"unsqueeze on {self._source.name}: dim {dim} is out of range for "
+                f"{self.ndim + 1} dimensions"
+            )
+        position = dim if dim >= 0 else dim + self.ndim + 1
+        dims = list(self._dims)
+        dims.insert(position, Dim(_fresh_variable(), 1))
+        return self._derive(tuple(dims), dict(self._bindings), self._dtype)
+
+    def permute(self, dims: Sequence[int]) -> Tensor:
+        """Reorder the dimensions: result dimension ``i`` is dimension ``dims[i]``."""
+        dims = _as_sequence(dims, "permute", "dims")
+        if sorted(self._normalize_index(d, "permute") for d in dims) != list(range(self.ndim)):
+            raise MetaOperationError(
+                f"permute on {self._source.name}: {tuple(dims)} is not a permutation of "
+                f"{tuple(range(self.ndim))}"
+            )
+        order = [self._normalize_index(d, "permute") for d in dims]
+        return self._derive(tuple(self._dims[i] for i in order), dict(self._bindings), self._dtype)
+
+    def flatten(self, start_dim: int | None = None, end_dim: int | None = None) -> Tensor:
+        """Merge dimensions ``start_dim`` up to, **not including**, ``end_dim``.
+
+        Unlike ``torch.flatten``, ``end_dim`` is exclusive (as in a slice), so
+        ``flatten(end_dim=3)`` on six dimensions merges the first three and
+        ``flatten(start_dim=1)`` merges all but the first.  The merged index is
+        row-major: the last merged dimension varies fastest.
+        """
+        start, stop, _ = slice(start_dim, end_dim).indices(self.ndim)
+        if start_dim is not None and not -self.ndim <= start_dim <= self.ndim:
+            raise MetaOperationError(
+                f"flatten on {self._source.name}: start_dim {start_dim} is out of range "
+                f"for {self.ndim} dimensions"
+            )
+        if end_dim is not None and not -self.ndim <= end_dim <= self.ndim:
+            raise MetaOperationError(
+                f"flatten on {self._source.name}: end_dim {end_dim} is out of range "
+                f"for {self.ndim} dimensions"
+            )
+        if stop <= start:
+            raise MetaOperationError(
+                f"flatten on {self._source.name}: start_dim {start_dim} must come before "
+                f"end_dim {end_dim} (exclusive) among {self.ndim} dimensions"
+            )
+        merged = self._dims[start:stop]
+        new = Dim(_fresh_variable(), product([d.size for d in merged]))
+        bindings = dict(self._bindings)
+        inner_size: SymbolLike = 1
+        for position in range(len(merged) - 1, -1, -1):
+            dim = merged[position]
+            expression = Symbol(new.variable) // inner_size
+            if position > 0:
+                expression = expression % dim.size
+            bindings[dim.variable] = Binding(expression, None)
+            inner_size = inner_size * dim.size
+        dims = self._dims[:start] + (new,) + self._dims[stop:]
+        return self._derive(dims, bindings, self._dtype)
+
+    def ravel(self) -> Tensor:
+        """Merge all levels into one: levels (N, P, Q) and (C, R, S) give (N, P, Q, C, R, S)."""
+        levels = self.levels()
+        dims = tuple(dim for level in levels for dim in level._dims)
+        return self._derive(dims, self.all_bindings(), levels[-1]._dtype)
+
+    def pad(self, padding: Sequence[tuple[SymbolLike, SymbolLike]]) -> Tensor:
+        """Pad dimension ``i`` with ``padding[i] = (before, after)`` virtual elements.
+
+        Padded elements read the tensor's ``other`` value and are not stored.
+        """
+        padding = _as_sequence(padding, "pad", "padding")
+        self._check_length(padding, "pad", "padding")
+        dims: list[Dim] = []
+        bindings = dict(self._bindings)
+        for index, (dim, pair) in enumerate(zip(self._dims, padding)):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise MetaOperationError(
+                    f"pad on {self._source.name}: padding[{index}] must be a (before, after) "
+                    f"pair, got {pair!r}"
+                )
+            before, after = pair
+            _check_size(before, "padding", index)
+            _check_size(after, "padding", index)
+            if _is_literal(before, 0) and _is_literal(after, 0):
+                dims.append(dim)
+                continue
+            new = Dim(_fresh_variable(), dim.size + before + after)
+            bindings[dim.variable] = Binding(
+                Symbol(new.variable) - before, dim.size, may_be_negative=True
+            )
+            dims.append(new)
+        return self._derive(tuple(dims), bindings, self._dtype)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        """Slice this level: ints, slices (negative and stepped), ``None`` and ``...``."""
+        items = list(key) if isinstance(key, tuple) else [key]
+        if sum(item is Ellipsis for item in items) > 1:
+            raise MetaOperationError("an index can only have a single ellipsis ('...')")
+        consuming = sum(item is not None and item is not Ellipsis for item in items)
+        if consuming > self.ndim:
+            raise MetaOperationError(
+                f"too many indices for {self._source.name}: {consuming} given, "
+                f"{self.ndim} dimensions"
+            )
+        if Ellipsis in items:
+            position = items.index(Ellipsis)
+            items[position : position + 1] = [slice(None)] * (self.ndim - consuming)
+        else:
+            items += [slice(None)] * (self.ndim - consuming)
+        dims: list[Dim] = []
+        bindings = dict(self._bindings)
+        source_dims = iter(enumerate(self._dims))
+        for item in items:
+            if item is None:
+                dims.append(Dim(_fresh_variable(), 1))
+                continue
+            index, dim = next(source_dims)
+            if isinstance(item, slice):
+                dims.append(self._slice(index, dim, item, bindings))
+            elif isinstance(item, (int, Symbol)) and not isinstance(item, bool):
+                bindings[dim.variable] = self._integer_index(index, dim, item)
+            else:
+                raise MetaOperationError(
+                    f"cannot index {self._source.name} with {type(item).__name__} {item!r}"
+                )
+        return self._derive(tuple(dims), bindings, self._dtype)
+
+    # --------------------------------------------------------------- helpers
+    def _derive(self, dims: tuple[Dim, ...], bindings: dict[str, Binding], dtype: Any) -> Tensor:
+        tensor = object.__new__(Tensor)
+        tensor.name = self.name
+        tensor._strides = self._strides
+        tensor._dims = dims
+        tensor._dtype = dtype
+        tensor._bindings = bindings
+        tensor._source = self._source
+        tensor.other = self.other
+        tensor.constexpr = self.constexpr
+        tensor.value = self.value
+        tensor.source_variables = self._source.source_variables
+        return tensor
+
+    def _check_length(self, values: Sequence[Any], operation: str, parameter: str) -> None:
+        if len(values) != self.ndim:
+            raise MetaOperationError(
+                f"{operation} on {self._source.name}: {parameter} {tuple(values)} has "
+                f"{len(values)} entries, but the tensor has {self.ndim} dimensions "
+                f"(shape {self.shape})"
+            )
+
+    def _normalize_index(self, dim: Any, operation: str) -> int:
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise MetaOperationError(f"{operation}: dimensions must be ints, got {dim!r}")
+        if not -self.ndim <= dim < self.ndim:
+            raise MetaOperationError(
+                f"{operation} on {self._source.name}: dimension {dim} is out of range for "
+                f"{self.ndim} dimensions"
+            )
+        return dim % self.ndim
+
+    def _normalize_dims(self, dim: int | Sequence[int], operation: str) -> set[int]:
+        dims = [dim] if isinstance(dim, int) else list(_as_sequence(dim, operation, "dim"))
+        normalized = [self._normalize_index(d, operation) for d in dims]
+        if len(set(normalized)) != len(normalized):
+            raise MetaOperationError(f"{operation}: dimension repeated in {tuple(dims)}")
+        return set(normalized)
+
+    def _integer_index(self, index: int, dim: Dim, item: SymbolLike) -> Binding:
+        if isinstance(item, int):
+            if isinstance(dim.size, int) and not -dim.size <= item < dim.size:
+                raise MetaOperationError(
+                    f"index {item} is out of range for dimension {index} of "
+                    f"{self._source.name} with size {dim.size}"
+                )
+            if item < 0:
+                return Binding(dim.size + item, dim.size, may_be_negative=True)
+            return Binding(item, dim.size)
+        return Binding(item, dim.size, may_be_negative=True)
+
+    def _slice(self, index: int, dim: Dim, item: slice, bindings: dict[str, Binding]) -> Dim:
+        step = 1 if item.step is None else item.step
+        if not isinstance(step, int) or step == 0:
+            raise MetaOperationError(
+                f"slice step for dimension {index} of {self._source.name} must be a non-zero "
+                f"int, got {item.step!r}"
+            )
+        if isinstance(dim.size, int) and all(
+            isinstance(v, (int, type(None))) for v in (item.start, item.stop)
+        ):
+            start, stop, step = item.indices(dim.size)
+            size: SymbolLike = len(range(start, stop, step))
+        else:
+            start, size = _symbolic_slice(dim.size, item.start, item.stop, step)
+        new = Dim(_fresh_variable(), size)
+        bindings[dim.variable] = Binding(
+            start + Symbol(new.variable) * step,
+            dim.size,
+            may_be_negative=step < 0 or isinstance(start, Symbol),
+        )
+        return new
+
+
+def _symbolic_slice(
+    size: SymbolLike, start: SymbolLike | None, stop: SymbolLike | None, step: int
+) -> tuple[SymbolLike, SymbolLike]:
+    """Start and length of ``range(size)[start:stop:step]`` with symbolic parts.
+
+    In-range bounds are assumed where they cannot be checked.
+    """
+
+    def normalize(value: SymbolLike) -> SymbolLike:
+        return size + value if isinstance(value, int) and value < 0 else value
+
+    if step > 0:
+        first = 0 if start is None else normalize(start)
+        end = size if stop is None else normalize(stop)
+        return first, ceil_div(end - first, step)
+    first = size - 1 if start is None else normalize(start)
+    if stop is None:
+        return first, ceil_div(first + 1, -step)
+    return first, ceil_div(first - normalize(stop), -step)
+
+
+def _unite(left: dict[str, Binding], right: dict[str, Binding]) -> dict[str, Binding]:
+    result = dict(left)
+    for variable, binding in right.items():
+        existing = result.get(variable)
+        if existing is not None and existing != binding:
+            raise MetaOperationError(
+                "a level was rearranged in two different ways and both results ended up in "
+                "one tensor; derive each level from the tensor it belongs to"
+            )
+        result[variable] = binding
+    return result
+
+
+def _per_dim_options(
+    options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None, ndim: int
+) -> list[dict[str, Any]]:
+    if options is None:
+        return [{} for _ in range(ndim)]
+    if isinstance(options, Mapping):
+        return [dict(options) for _ in range(ndim)]
+    options = list(options)
+    if len(options) != ndim:
+        raise MetaOperationError(
+            f"shape_options has {len(options)} entries, but the tensor has {ndim} dimensions"
+        )
+    return [dict(option or {}) for option in options]
+
+
+def _as_sequence(values: Any, operation: str, parameter: str) -> tuple[Any, ...]:
+    if not isinstance(values, (tuple, list)):
+        raise MetaOperationError(
+            f"{operation}: {parameter} must be a tuple or list, got {type(values).__name__} "
+            f"{values!r}"
+        )
+    return tuple(values)
+
+
+def _check_size(value: Any, parameter: str, index: int, positive: bool = False) -> None:
+    if isinstance(value, Symbol):
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise MetaOperationError(
+            f"{parameter}[{index}] must be an int or a Symbol, got {type(value).__name__} {value!r}"
+        )
+    if value < 0 or (positive and value == 0):
+        kind = "positive" if positive else "non-negative"
+        raise MetaOperationError(f"{parameter}[{index}] must be {kind}, got {value}")
+
+
+def _is_literal(value: SymbolLike, number: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == number
+
+
+def _is_minus_one(value: Any) -> bool:
+    return _is_literal(value, -1)
+
+
+def _same_size(left: SymbolLike, right: SymbolLike) -> bool:
+    if isinstance(left, Symbol) or isinstance(right, Symbol):
+        return isinstance(left, Symbol) and isinstance(right, Symbol) and left == right
+    return left == right
+
+
+def iterate_levels(tensor: Tensor) -> Iterator[Tensor]:
+    """Yield ``tensor`` and its deeper levels, outermost first."""
+    yield from tensor.levels()

@@ -1,0 +1,36 @@
+"""Every environment knob nt-triton reads, in one place.
+
+* ``NINETOOTHED_CACHE_DIR``: where generated sources live (default
+  ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``).
+* ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
+  per kernel (default 32 on a GPU, 2 under Triton's interpreter).
+* ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
+  Triton's CPU interpreter and auto-tuning uses a stand-in benchmarker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def interpreting() -> bool:
+    """Whether Triton's interpreter runs kernels (``TRITON_INTERPRET=1``)."""
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def cache_dir() -> Path:
+    """The directory for generated sources."""
+    configured = os.environ.get("NINETOOTHED_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ninetoothed"
+
+
+def max_num_configs() -> int:
+    """The most auto-tuning configurations to try."""
+    configured = os.environ.get("NINETOOTHED_MAX_NUM_CONFIGS")
+    if configured:
+        return max(1, int(configured))
+    return 2 if interpreting() else 32
