@@ -77,6 +77,10 @@ def evaluate(
         tuple(_concrete(dim.size, values, tensor) for dim in level.dims) for level in levels
     )
     full_shape = tuple(size for shape in level_shapes for size in shape)
+    for requirement in tensor.all_requirements().values():
+        value = _concrete(requirement.size, values, tensor)
+        if value != 1:
+            raise ArrangementError(f"{requirement.message}, got {value}")
     bindings = tensor.all_bindings()
 
     lookup = _Lookup(values, bindings)

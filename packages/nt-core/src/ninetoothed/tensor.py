@@ -67,6 +67,14 @@ class Binding:
     may_be_negative: bool = False
 
 
+@dataclass(frozen=True)
+class Requirement:
+    """A size that must equal 1 at run time (a symbolic dimension that was squeezed)."""
+
+    size: SymbolLike
+    message: str
+
+
 def _size_repr(size: object) -> str:
     return str(size)
 
@@ -133,6 +141,7 @@ class Tensor:
         self._dims: tuple[Dim, ...] = tuple(Dim(_fresh_variable(), size) for size in sizes)
         self._dtype: Any = dtype
         self._bindings: dict[str, Binding] = {}
+        self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
         self.other = other
         self.constexpr = bool(constexpr)
@@ -202,6 +211,7 @@ class Tensor:
                     f"source tensor, got a tensor derived from {value._source.name}"
                 )
             self._bindings = _unite(self._bindings, value.all_bindings())
+            self._requirements = {**self._requirements, **value.all_requirements()}
         self._dtype = value
 
     def is_hierarchical(self) -> bool:
@@ -229,6 +239,13 @@ class Tensor:
         for level in self.levels():
             bindings = _unite(bindings, level._bindings)
         return bindings
+
+    def all_requirements(self) -> dict[str, Requirement]:
+        """Run-time requirements of this level and every deeper one."""
+        requirements: dict[str, Requirement] = {}
+        for level in self.levels():
+            requirements.update(level._requirements)
+        return requirements
 
     def __repr__(self) -> str:
         shape = ", ".join(_size_repr(size) for size in self.shape)
@@ -327,15 +344,24 @@ class Tensor:
         operation = "squeeze"
         targets = self._normalize_dims(dim, operation)
         bindings = dict(self._bindings)
+        requirements = dict(self._requirements)
         for index in targets:
             size = self._dims[index].size
-            if not _is_literal(size, 1):
+            if isinstance(size, Symbol):
+                # Symbolic sizes may still be 1 at run time (the paper's conv2d
+                # squeezes channels/channels): require it, checked at launch.
+                requirements[f"requirement_{next(_variable_ids)}"] = Requirement(
+                    size, f"squeeze on {self._source.name}: dimension {index} must have size 1"
+                )
+            elif size != 1:
                 raise MetaOperationError(
                     f"squeeze on {self._source.name}: dimension {index} has size {size}, not 1"
                 )
             bindings[self._dims[index].variable] = Binding(0, None)
         dims = tuple(d for i, d in enumerate(self._dims) if i not in targets)
-        return self._derive(dims, bindings, self._dtype)
+        tensor = self._derive(dims, bindings, self._dtype)
+        tensor._requirements = requirements
+        return tensor
 
     def unsqueeze(self, dim: int) -> Tensor:
         """Insert a singleton dimension at position ``dim``."""
@@ -404,7 +430,9 @@ class Tensor:
         """Merge all levels into one: levels (N, P, Q) and (C, R, S) give (N, P, Q, C, R, S)."""
         levels = self.levels()
         dims = tuple(dim for level in levels for dim in level._dims)
-        return self._derive(dims, self.all_bindings(), levels[-1]._dtype)
+        tensor = self._derive(dims, self.all_bindings(), levels[-1]._dtype)
+        tensor._requirements = self.all_requirements()
+        return tensor
 
     def pad(self, padding: Sequence[tuple[SymbolLike, SymbolLike]]) -> Tensor:
         """Pad dimension ``i`` with ``padding[i] = (before, after)`` virtual elements.
@@ -476,6 +504,7 @@ class Tensor:
         tensor._dims = dims
         tensor._dtype = dtype
         tensor._bindings = bindings
+        tensor._requirements = dict(self._requirements)
         tensor._source = self._source
         tensor.other = self.other
         tensor.constexpr = self.constexpr

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,10 @@ class TritonKernel:
         self.configs = configs
         self.source = generated.source
         self.source_path = str(path)
+        self.inputs = generated.loaded
+        """Tensor parameters the kernel reads."""
+        self.outputs = generated.stored
+        """Tensor parameters the kernel writes (returned by functional adapters)."""
         self.host_source = host
         self._host = compile_host(host, spec)
         module = cache.load(path, generated.injected)
@@ -64,6 +69,13 @@ class TritonKernel:
         """Launch on validated arguments (see :class:`ninetoothed.hookspecs.GeneratedKernel`)."""
         pinned = {name: scalars[name] for name in self.spec.meta_symbols if name in scalars}
         arguments, grid = self._host(tensors, launch_args, scalars)
+        if stream and not knobs.interpreting():
+            with _current_stream(stream):
+                self._launch(pinned, arguments, grid)
+            return
+        self._launch(pinned, arguments, grid)
+
+    def _launch(self, pinned: dict[str, Any], arguments: list[Any], grid: Any) -> None:
         if pinned:
             self._launch_pinned(pinned, arguments, grid)
             return
@@ -100,6 +112,28 @@ class TritonKernel:
     def best_config(self) -> Any:
         """The configuration auto-tuning chose for the last call (None when untuned)."""
         return getattr(self._runner, "best_config", None)
+
+
+@contextlib.contextmanager
+def _current_stream(stream: int) -> Iterator[None]:
+    """Make Triton launch on ``stream``.
+
+    Triton's launcher asks its driver for the current stream (through PyTorch
+    up to Triton 3.6; the device's default stream on its torch-free path), so
+    frameworks other than PyTorch pass their own stream here.
+    """
+    from triton.runtime import driver
+
+    active = driver.active
+    previous = active.__dict__.get("get_current_stream")
+    active.get_current_stream = lambda device=None: stream
+    try:
+        yield
+    finally:
+        if previous is None:
+            del active.get_current_stream
+        else:
+            active.get_current_stream = previous
 
 
 def _interpreter_benchmark(kernel_call: Any, quantiles: Sequence[float]) -> list[float]:

@@ -98,6 +98,12 @@ class GeneratedSource:
 
     used_strides: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    loaded: tuple[str, ...] = ()
+    """Tensor parameters the kernel reads, in parameter order."""
+
+    stored: tuple[str, ...] = ()
+    """Tensor parameters the kernel writes (its outputs), in parameter order."""
+
 
 class KernelWriter:
     """Writes one kernel; see the module docstring for the mapping it realises."""
@@ -132,6 +138,10 @@ class KernelWriter:
         self.tiles: list[tuple[SymbolLike, ...]] = []
         """Shapes of the tiles loaded and stored, for auto-tuning's limits."""
         self.has_loop = False
+        self.loaded: set[str] = set()
+        """Tensor parameters the application reads."""
+        self.stored: set[str] = set()
+        """Tensor parameters the application writes: the outputs."""
         self.grid = tuple(self.expression(size) for size in spec.grid)
 
     # ------------------------------------------------------------ symbols
@@ -335,6 +345,7 @@ class KernelWriter:
         value: ast.expr,
         addressing: tuple[ast.expr, ast.expr | None] | None = None,
     ) -> ast.stmt:
+        self.stored.add(view.parameter.name)
         pointers, mask = addressing or self.pointers_and_mask(view)
         keywords = [ast.keyword("mask", mask)] if mask is not None else []
         return ast.Expr(_call("tl.store", [pointers, value], keywords))
@@ -464,6 +475,8 @@ class KernelWriter:
             injected=dict(self.injected),
             used_sizes=used_sizes,
             used_strides=used_strides,
+            loaded=tuple(p.name for p in spec.tensor_parameters if p.name in self.loaded),
+            stored=tuple(p.name for p in spec.tensor_parameters if p.name in self.stored),
         )
 
 
@@ -530,6 +543,10 @@ class _ApplicationRewriter(ast.NodeTransformer):
         key = _view_key(view)
         if self.hoisting and "tile" in self.cache.get(key, {}):
             return self.cache[key]["tile"]
+        if view.parameter.name in self.writer.stored and self.hoisting:
+            # Reading back what this program stored: other threads of the
+            # program may have written those elements, so wait for them.
+            self.prelude.append(ast.Expr(_call("tl.debug_barrier", [])))
         load = self.writer.load(view, self.addressing(view))
         if not self.hoisting:
             return load
@@ -721,6 +738,9 @@ class _ApplicationRewriter(ast.NodeTransformer):
                 if dim is None:
                     raise CodegenError(f"{self.spec.name}: offsets(dim) needs an integer constant")
                 return self.writer.offsets(base, dim)
+        folded = _fold_builtin_call(node, self.local)
+        if folded is not None:
+            return folded
         node.func = self.visit(node.func)
         node.args = [self.visit(arg) for arg in node.args]
         node.keywords = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
@@ -894,6 +914,19 @@ def _is_in_range(
             if isinstance(symbol, Symbol) and symbol == value and variable in ranges:
                 return ranges[variable] == bound
     return False
+
+
+def _fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
+    """``float("-inf")`` and the like, with constant arguments, become constants."""
+    function = inline.resolve(node.func, local)
+    if function not in (float, int, bool) or node.keywords:
+        return None
+    if not all(isinstance(arg, ast.Constant) for arg in node.args):
+        return None
+    value = function(*(arg.value for arg in node.args))  # type: ignore[operator]
+    if isinstance(value, float) and value != value:  # NaN has no literal
+        return None
+    return ast.Constant(value)
 
 
 def _view_key(view: View) -> tuple[Any, ...]:

@@ -108,6 +108,11 @@ def _grid_lines(spec: KernelSpec, writer: KernelWriter) -> list[str]:
         lines.append(
             f"        ninetoothed_mismatch({parameter.name!r}, {shape_text}, {grid_tuple}, tensors)"
         )
+    for parameter in tensors:
+        for requirement in parameter.arranged.all_requirements().values():
+            size = writer.expression(requirement.size)
+            lines.append(f"    if {size} != 1:")
+            lines.append(f"        ninetoothed_unmet({requirement.message!r}, {size}, tensors)")
     program_count = " * ".join(names) if names else "1"
     lines.append(f"    ninetoothed_grid = ({program_count},)")
     if spec.meta_symbols:
@@ -134,9 +139,16 @@ def compile_host(source: str, spec: KernelSpec) -> HostFunction:
             f"fit the arrangement together ({described})"
         )
 
+    def unmet(message: str, value: int, tensors: Any) -> None:
+        described = ", ".join(
+            f"{p.name}: {tuple(t.shape)}" for p, t in zip(spec.tensor_parameters, tensors)
+        )
+        raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described}")
+
     namespace: dict[str, Any] = {
         "next_power_of_two": next_power_of_two,
         "ninetoothed_mismatch": mismatch,
+        "ninetoothed_unmet": unmet,
     }
     exec(compile(source, f"<ninetoothed host code of {spec.name}>", "exec"), namespace)  # noqa: S102
     return namespace["ninetoothed_host"]

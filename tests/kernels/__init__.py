@@ -1,0 +1,1 @@
+"""Kernels used by the tests, written as the seed documents write them."""

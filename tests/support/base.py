@@ -1,0 +1,67 @@
+"""The interface every framework helper implements."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
+"""Set by ``nox -s gpu``: run kernels on CUDA instead of Triton's interpreter."""
+
+
+def poison_value(dtype: str) -> float | int | bool:
+    """What an output is filled with before a kernel writes it: NaN, or an unlikely int."""
+    if dtype.startswith(("float", "bfloat")):
+        return float("nan")
+    if dtype == "bool":
+        return True
+    return -12345 if not dtype.startswith("uint") else 123
+
+
+class FrameworkSupport:
+    """Converts test data to and from one framework and calls kernels its way."""
+
+    name = "base"
+
+    @property
+    def device(self) -> str:
+        """``"cuda"`` under ``nox -s gpu``, else ``"cpu"``."""
+        return "cuda" if ON_GPU else "cpu"
+
+    def from_numpy(self, array: np.ndarray) -> Any:
+        """A tensor of this framework with ``array``'s values, on the test device."""
+        raise NotImplementedError
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        """The values of a tensor of this framework."""
+        raise NotImplementedError
+
+    def poisoned(self, shape: Sequence[int], dtype: str) -> Any:
+        """An output tensor filled with :func:`poison_value`."""
+        return self.from_numpy(np.full(shape, poison_value(dtype), dtype=_numpy_dtype(dtype)))
+
+    def non_contiguous(self, array: np.ndarray) -> Any:
+        """A tensor with ``array``'s values whose strides are not row-major.
+
+        Built as a transposed copy's transpose (or a stepped slice for 1-D), so
+        the kernel must honour strides.  Frameworks without strided views
+        (JAX) return an ordinary tensor.
+        """
+        raise NotImplementedError
+
+    def call(
+        self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
+    ) -> list[np.ndarray]:
+        """Call ``kernel`` and return the values of the output arguments ``outputs``."""
+        raise NotImplementedError
+
+
+def _numpy_dtype(dtype: str) -> Any:
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.dtype(dtype)

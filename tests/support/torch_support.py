@@ -1,0 +1,41 @@
+"""PyTorch: in-place calls; outputs are the tensors passed in."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from support.base import FrameworkSupport
+
+
+class TorchSupport(FrameworkSupport):
+    """Test helper for ``nt-torch``."""
+
+    name = "torch"
+
+    def from_numpy(self, array: np.ndarray) -> torch.Tensor:
+        if array.dtype.name == "bfloat16":
+            return torch.from_numpy(array.astype(np.float32)).to(self.device, torch.bfloat16)
+        return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+
+    def to_numpy(self, value: torch.Tensor) -> np.ndarray:
+        if value.dtype == torch.bfloat16:
+            value = value.float()
+        return value.detach().cpu().numpy()
+
+    def non_contiguous(self, array: np.ndarray) -> torch.Tensor:
+        if array.ndim == 1:
+            doubled = np.repeat(array, 2)
+            return self.from_numpy(doubled)[::2]
+        transposed = np.ascontiguousarray(np.swapaxes(array, -1, -2))
+        return self.from_numpy(transposed).transpose(-1, -2)
+
+    def call(
+        self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
+    ) -> list[np.ndarray]:
+        result = kernel(*args, **kwargs)
+        assert result is None, "in-place kernels return nothing"
+        return [self.to_numpy(args[index]) for index in outputs]
