@@ -325,6 +325,11 @@ class KernelWriter:
         mask_node: ast.expr | None = None
         for term in mask:
             node = self.code(term)
+            if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
+                # A scalar condition is compared after broadcasting to the tile:
+                # Triton's interpreter rejects masks built from scalar booleans.
+                shape = ast.Tuple([self.code(size) for size in self.tile_shape(view)], ast.Load())
+                node.left = _call("tl.broadcast_to", [node.left, shape])
             mask_node = node if mask_node is None else ast.BinOp(mask_node, ast.BitAnd(), node)
         return pointers, mask_node
 
