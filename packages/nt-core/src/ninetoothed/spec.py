@@ -153,10 +153,9 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
 def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
     """The shared outermost shape, or an :class:`ArrangementError` naming each shape.
 
-    Sizes that are both symbolic but differ in form (``input_size_0`` and
-    ``output_size_0``) may still agree at run time: the launcher checks them
-    on concrete sizes.  A literal size against a different literal or against
-    a symbolic size is a mismatch already.
+    Sizes that differ in form (``input_size_0`` and ``output_size_0``) may
+    still agree at run time: the launcher checks them on concrete sizes.  See
+    :func:`_may_agree` for what is rejected at ``make`` time.
     """
     tensors = [p for p in parameters if not p.is_scalar]
     if not tensors:
@@ -182,8 +181,17 @@ def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...
 
 
 def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
-    if isinstance(left, int) or isinstance(right, int):
+    """Whether two outermost sizes can be equal at run time.
+
+    Two literals must be equal.  A literal 1 against a symbolic size is the
+    classic incomplete arrangement (a row of tiles not yet expanded across the
+    grid, as in the tutorial's matmul before ``expand``), so it is rejected;
+    any other literal may equal a symbolic size and is checked at launch.
+    """
+    if isinstance(left, int) and isinstance(right, int):
         return left == right
+    if isinstance(left, int) or isinstance(right, int):
+        return (left if isinstance(left, int) else right) != 1
     return True
 
 

@@ -1,0 +1,175 @@
+"""Bad input gets a clear error naming the parameter, the expected and the actual value.
+
+Errors knowable at ``make`` time are raised there; the rest at call time,
+before anything reaches Triton.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from kernels import add, conv2d, matmul, softmax
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Symbol, Tensor
+from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
+from nt_triton import knobs
+
+
+def test_mismatched_outermost_shapes_at_make():
+    def arrangement(input, other, output, BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16):
+        output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
+        input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K)).tile((1, -1))
+        other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N)).tile((-1, 1))
+        return input_arranged, other_arranged, output_arranged
+
+    with pytest.raises(ArrangementError, match=r"input: \(.*, 1\); other: \(1, .*\); output"):
+        ninetoothed.make(arrangement, matmul.application, (Tensor(2), Tensor(2), Tensor(2)))
+
+
+def test_arrangement_returning_wrong_count():
+    with pytest.raises(ArrangementError, match="returned 2 tensors for 3 parameters"):
+        ninetoothed.make(lambda x, y, z: (x, y), add.application, (Tensor(1),) * 3)
+
+
+def test_application_parameter_count():
+    def application(x, y):
+        pass
+
+    with pytest.raises(ArrangementError, match="takes 2 parameters"):
+        ninetoothed.make(add.arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+
+
+def test_runtime_tile_size_is_rejected_at_make():
+    def arrangement(x, y):
+        return x.tile((1, -1)), y.tile((1, -1))
+
+    def application(x, y):
+        y = x  # noqa: F841
+
+    with pytest.raises(CodegenError, match="only known at run time.*constexpr"):
+        ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2)))
+
+
+def test_indexing_a_tile_in_the_application():
+    def application(x, y, z):
+        z = x[0]  # noqa: F841
+
+    with pytest.raises(CodegenError, match="'x' is a tile"):
+        ninetoothed.make(add.arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+
+
+def test_loading_a_hierarchical_level_needs_an_index():
+    def application(input, other, output):
+        output = input  # noqa: F841
+
+    with pytest.raises(CodegenError, match="more level.*index it"):
+        ninetoothed.make(matmul.arrangement, application, (Tensor(2), Tensor(2), Tensor(2)))
+
+
+def test_missing_constexpr_symbol():
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match=r"missing keyword argument\(s\) BLOCK_SIZE"):
+        add.constexpr_kernel(x, x, torch.empty_like(x))
+
+
+def test_unknown_keyword():
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match="unexpected keyword argument 'BLOCK'"):
+        add.kernel(x, x, torch.empty_like(x), BLOCK=4)
+
+
+def test_wrong_argument_count():
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match=r"takes 3 positional arguments \(x, y, z\), got 2"):
+        add.kernel(x, x)
+
+
+def test_wrong_rank():
+    x = torch.randn(8)
+    with pytest.raises(
+        LaunchError, match=r"'y' expects 1 dimensions, got a tensor of shape \(2, 4\)"
+    ):
+        add.kernel(x, x.view(2, 4), x)
+
+
+def test_non_tensor_argument():
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match="'y' expects a torch tensor of 1 dimensions, got list"):
+        add.kernel(x, [1.0] * 8, x)
+
+
+def pinned(kernel: ninetoothed.Kernel, value: int = 16) -> dict[str, int]:
+    """Every meta symbol of ``kernel`` pinned to ``value`` (skips auto-tuning)."""
+    return {name: value for name in kernel.spec.meta_symbols}
+
+
+def test_incompatible_shapes_at_call():
+    a, b = torch.randn(20, 8), torch.randn(8, 16)
+    with pytest.raises(
+        LaunchError,
+        match=r"'other' has outermost shape \(3, 1\), but the launch grid .* is \(2, 1\)",
+    ):
+        matmul.kernel(a, b, torch.empty(40, 16), **pinned(matmul.kernel))
+
+
+def test_conv2d_channel_mismatch_at_call():
+    # One filter channel against three input channels: the squeezed channel
+    # dimension of the tiled input has size 3, not 1.
+    input, filter = torch.randn(1, 3, 5, 5), torch.randn(2, 1, 3, 3)
+    with pytest.raises(LaunchError, match="dimension 1 must have size 1, got 3"):
+        conv2d.kernel(input, filter, torch.empty(1, 2, 3, 3))
+
+
+def test_no_adapter_for_arguments():
+    with pytest.raises(ninetoothed.errors.AdapterNotFoundError):
+        add.kernel([1.0], [2.0], [3.0])
+
+
+def test_cpu_tensors_to_a_gpu_launch(monkeypatch):
+    monkeypatch.setattr(knobs, "interpreting", lambda: False)
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match="on cpu, but kernels run on a GPU.*TRITON_INTERPRET=1"):
+        add.kernel(x, x, torch.empty_like(x))
+
+
+def test_declared_dtype_and_size_are_checked():
+    def application(x, y):
+        y = x  # noqa: F841
+
+    kernel = ninetoothed.make(
+        lambda x, y: (x.tile((4,)), y.tile((4,))),
+        application,
+        (Tensor(1, dtype=ntl.float16), Tensor(shape=(8,))),
+    )
+    with pytest.raises(LaunchError, match="'x' expects dtype float16, got float32"):
+        kernel(torch.randn(8), torch.empty(8))
+    with pytest.raises(LaunchError, match=r"'y' expects size 8 in dimension 0, got shape \(9,\)"):
+        kernel(torch.randn(8, dtype=torch.float16), torch.empty(9))
+
+
+def test_pinning_meta_symbols_needs_all():
+    a = torch.randn(4, 4)
+    first, *others = sorted(matmul.kernel.spec.meta_symbols)
+    with pytest.raises(LaunchError, match=f"missing {', '.join(others)}"):
+        matmul.kernel(a, a, torch.empty(4, 4), **{first: 16})
+
+
+def test_scalar_parameter_given_a_tensor():
+    from kernels import elementwise
+
+    x = torch.randn(8)
+    with pytest.raises(LaunchError, match="'alpha' is a scalar"):
+        elementwise.scale_kernel(x, x, torch.empty_like(x))
+
+
+def test_softmax_constexpr_must_be_a_number():
+    x = torch.randn(2, 8)
+    with pytest.raises(LaunchError, match="'BLOCK_SIZE' must be given a number"):
+        softmax.kernel(x, torch.empty_like(x), BLOCK_SIZE="8")
+
+
+def test_meta_and_constexpr_together():
+    with pytest.raises(ValueError, match="exclude each other"):
+        Symbol("B", meta=True, constexpr=True)
