@@ -80,9 +80,11 @@ def bind_call(
             )
             continue
         if not recognizes(argument):
+            kind = type(argument)
             raise LaunchError(
                 f"{spec.name}: parameter {parameter.name!r} expects a {framework} tensor of "
-                f"{parameter.source.ndim} dimensions, got {type(argument).__name__}"
+                f"{parameter.source.ndim} dimensions, got {kind.__module__}.{kind.__qualname__}"
+                " (all tensor arguments of one call must come from one framework)"
             )
         info = describe(argument)
         source = parameter.source
