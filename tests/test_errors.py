@@ -96,7 +96,9 @@ def test_wrong_rank():
 
 def test_non_tensor_argument():
     x = torch.randn(8)
-    with pytest.raises(LaunchError, match="'y' expects a torch tensor of 1 dimensions, got builtins.list"):
+    with pytest.raises(
+        LaunchError, match="'y' expects a torch tensor of 1 dimensions, got builtins.list"
+    ):
         add.kernel(x, [1.0] * 8, x)
 
 

@@ -55,3 +55,9 @@ def test_pinned_configurations():
     assert config.values == {symbol.name: 64} and config.num_warps == 2
     with pytest.raises(CodegenError, match="missing"):
         make(block_size(), configs=[{"num_warps": 2}])
+
+
+def test_inputs_and_outputs_are_recorded():
+    kernel = make(block_size())
+    assert kernel.generated.inputs == ("x",)
+    assert kernel.generated.outputs == ("y",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -55,7 +56,8 @@ class TritonKernel:
         options: dict[str, Any] = {}
         if knobs.interpreting():
             options["do_bench"] = _interpreter_benchmark
-        else:
+        elif "cache_results" in inspect.signature(triton.autotune).parameters:
+            # Persist tuning results on disk (Triton's own cache) across processes.
             options["cache_results"] = True
         return triton.autotune(configs=triton_configs, key=key, **options)(self.function)
 

@@ -336,6 +336,7 @@ class KernelWriter:
     def load(
         self, view: View, addressing: tuple[ast.expr, ast.expr | None] | None = None
     ) -> ast.expr:
+        self.loaded.add(view.parameter.name)
         pointers, mask = addressing or self.pointers_and_mask(view)
         keywords = []
         if mask is not None:
