@@ -295,9 +295,10 @@ def binary(op: ast.operator, left: SymbolLike, right: SymbolLike) -> SymbolLike:
             return left
     if isinstance(op, ast.Sub) and _is_literal(right, 0):
         return left
-    if isinstance(op, ast.FloorDiv) and _is_literal(right, 1):
+    # ``x // 1 == x`` and ``x % 1 == 0`` hold for integers only, not after ``/``.
+    if isinstance(op, ast.FloorDiv) and _is_literal(right, 1) and not _has_true_division(left):
         return left
-    if isinstance(op, ast.Mod) and _is_literal(right, 1):
+    if isinstance(op, ast.Mod) and _is_literal(right, 1) and not _has_true_division(left):
         return 0
     free = {**names_of(left), **names_of(right)}
     return _make(ast.BinOp(left=as_node(left), op=op, right=as_node(right)), free)
@@ -337,6 +338,15 @@ def _is_literal(value: SymbolLike, number: int) -> bool:
     if isinstance(value, Symbol):
         return isinstance(value.node, ast.Constant) and value.node.value == number
     return value == number
+
+
+def _has_true_division(value: SymbolLike) -> bool:
+    if isinstance(value, float):
+        return True
+    return isinstance(value, Symbol) and any(
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+        for node in ast.walk(value.node)
+    )
 
 
 def _make(node: ast.expr, free: dict[str, Symbol]) -> Symbol:

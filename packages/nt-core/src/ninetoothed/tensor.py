@@ -305,7 +305,13 @@ class Tensor:
                     outer_size = (dim.size - span - 1) // stride + 1
                 else:
                     outer_size = (dim.size - span - 1 + stride - 1) // stride + 1
-                if isinstance(outer_size, int) and outer_size < 0:
+                if isinstance(outer_size, int) and outer_size <= 0 and isinstance(dim.size, int):
+                    if dim.size > 0:
+                        raise MetaOperationError(
+                            f"tile on {self._source.name}: a tile of size {tile_size} (dilation "
+                            f"{spacing}) does not fit dimension {index} of size {dim.size} even "
+                            f"once with stride {stride}"
+                        )
                     outer_size = 0
             outer = Dim(_fresh_variable(), outer_size)
             inner = Dim(_fresh_variable(), tile_size)
@@ -466,7 +472,9 @@ class Tensor:
         """Slice this level: ints, slices (negative and stepped), ``None`` and ``...``."""
         items = list(key) if isinstance(key, tuple) else [key]
         if sum(item is Ellipsis for item in items) > 1:
-            raise MetaOperationError("an index can only have a single ellipsis ('...')")
+            raise MetaOperationError(
+                f"an index of {self._source.name} can only have a single ellipsis ('...')"
+            )
         consuming = sum(item is not None and item is not Ellipsis for item in items)
         if consuming > self.ndim:
             raise MetaOperationError(
