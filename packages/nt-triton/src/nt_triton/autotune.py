@@ -32,6 +32,13 @@ MAX_TILE_ELEMENTS = 1 << 15
 MAX_PROGRAM_ELEMENTS = 1 << 16
 """Elements of all tiles of one program together."""
 
+SHARED_MEMORY_BYTES = 220 * 1024
+"""Shared memory a program may use: Hopper's 227 KiB less headroom for Triton's own."""
+
+ASSUMED_ELEMENT_BYTES = 2
+"""Element size assumed when estimating shared memory (dtypes are known only at call
+time); configurations that still do not fit are skipped by Triton's autotuner."""
+
 
 @dataclass(frozen=True)
 class Configuration:
@@ -67,6 +74,7 @@ def configurations(
     tile_shapes: Sequence[Sequence[SymbolLike]],
     padded: Sequence[PaddedSize],
     has_loop: bool,
+    loop_tiles: Sequence[Sequence[SymbolLike]] = (),
 ) -> list[Configuration]:
     """The configurations to tune over (one, with defaults, when nothing is tuned).
 
@@ -102,8 +110,17 @@ def configurations(
     for values, largest, _total in candidates:
         warps = [num_warps] if num_warps else ([4, 8] if largest >= 4096 else [4])
         stages = [num_stages] if num_stages else ([3, 4] if has_loop else [3])
+        pipelined = sum(_tile_elements(shape, values) for shape in loop_tiles)
         for warp_count, stage_count in itertools.product(warps, stages):
+            if pipelined * ASSUMED_ELEMENT_BYTES * stage_count > SHARED_MEMORY_BYTES:
+                continue  # the software pipeline's buffers would not fit
             result.append(Configuration(values, warp_count, stage_count, _derived(padded, values)))
+    if not result:
+        raise CodegenError(
+            f"{spec.name}: no configuration of {', '.join(names)} fits in shared memory "
+            f"({SHARED_MEMORY_BYTES} bytes for {ASSUMED_ELEMENT_BYTES}-byte elements); "
+            "lower the symbols' upper bounds"
+        )
     limit = int(options.get("max_num_configs") or knobs.max_num_configs())
     return _spread(result, limit)
 
@@ -156,6 +173,8 @@ def _spread(configs: list[Configuration], limit: int) -> list[Configuration]:
         reverse=True,
     )
     if limit == 1:
-        return ordered[:1]
+        # One configuration: the middle of the space, not its largest tile,
+        # which is the likeliest to spill or to compile slowly.
+        return [ordered[len(ordered) // 2]]
     step = (len(ordered) - 1) / (limit - 1)
     return [ordered[round(i * step)] for i in range(limit)]

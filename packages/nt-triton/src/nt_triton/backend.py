@@ -160,7 +160,7 @@ class TritonBackend:
         writer = KernelWriter(spec)
         generated = writer.write()
         configs = autotune.configurations(
-            spec, writer.tiles, generated.padded_sizes, writer.has_loop
+            spec, writer.tiles, generated.padded_sizes, writer.has_loop, writer.loop_tiles
         )
         source = generated.source
         if spec.meta_symbols:

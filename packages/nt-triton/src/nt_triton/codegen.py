@@ -138,6 +138,9 @@ class KernelWriter:
         self.tiles: list[tuple[SymbolLike, ...]] = []
         """Shapes of the tiles loaded and stored, for auto-tuning's limits."""
         self.has_loop = False
+        self.loop_tiles: list[tuple[SymbolLike, ...]] = []
+        """Shapes of tiles loaded inside loops: software pipelining keeps
+        ``num_stages`` copies of each in shared memory."""
         self.loaded: set[str] = set()
         """Tensor parameters the application reads."""
         self.stored: set[str] = set()
@@ -494,6 +497,7 @@ class _ApplicationRewriter(ast.NodeTransformer):
         self.local = local
         self.spec = writer.spec
         self.prelude: list[ast.stmt] = []
+        self.loop_depth = 0
         self.hoisting = False
         self.cache: dict[tuple[Any, ...], dict[str, ast.expr]] = {}
         self.counter = itertools.count()
@@ -553,6 +557,8 @@ class _ApplicationRewriter(ast.NodeTransformer):
             # Reading back what this program stored: other threads of the
             # program may have written those elements, so wait for them.
             self.prelude.append(ast.Expr(_call("tl.debug_barrier", [])))
+        if self.loop_depth:
+            self.writer.loop_tiles.append(self.writer.tile_shape(view))
         load = self.writer.load(view, self.addressing(view))
         if not self.hoisting:
             return load
@@ -791,7 +797,9 @@ class _ApplicationRewriter(ast.NodeTransformer):
         self.writer.has_loop = True
         node.iter = self.visit(node.iter)
         self.cache.clear()
+        self.loop_depth += 1
         node.body = self.rewrite_body(node.body)
+        self.loop_depth -= 1
         node.orelse = self.rewrite_body(node.orelse)
         return node
 
@@ -802,7 +810,9 @@ class _ApplicationRewriter(ast.NodeTransformer):
         node.test = self.visit(node.test)
         self.hoisting = hoisting
         self.cache.clear()
+        self.loop_depth += 1
         node.body = self.rewrite_body(node.body)
+        self.loop_depth -= 1
         node.orelse = self.rewrite_body(node.orelse)
         return node
 

@@ -1,0 +1,84 @@
+"""Run the test suite on a CUDA GPU, in the current environment.
+
+    python3 tools/gpu_tests.py [PYTEST ARGS...]
+
+This is what ``nox -s gpu`` runs; it works without nox too, since GPU machines
+may have no network to install it.  It installs nothing: install the packages
+first (``pip install --no-deps --no-build-isolation -e packages/nt-core ...``).
+
+Exits with status 1 unless a CUDA GPU is visible.  Then runs pytest with
+``NT_TEST_GPU=1``, ``TRITON_INTERPRET`` unset and the ``interpreter_only``
+tests deselected; tests of frameworks missing here (paddle, say) skip
+themselves, with the reason listed by pytest's ``-rs``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_paths() -> list[str]:
+    """The cross-package ``tests/`` folder and every package's own ``tests/``."""
+    paths = [ROOT / "tests", *sorted(ROOT.glob("packages/*/tests"))]
+    return [str(path.relative_to(ROOT)) for path in paths if path.is_dir()]
+
+
+def find_gpu() -> str | None:
+    """Describe the visible CUDA GPU, or return None (saying why on stderr).
+
+    Asks torch when it is installed (the GPU tests use it), else ``nvidia-smi``.
+    """
+    try:
+        import torch
+    except ImportError:
+        torch = None
+
+    if torch is not None:
+        if not torch.cuda.is_available():
+            print(
+                f"no CUDA GPU visible to torch {torch.__version__} "
+                f"(built for CUDA {torch.version.cuda})",
+                file=sys.stderr,
+            )
+            return None
+        return f"{torch.cuda.get_device_name()} (torch {torch.__version__})"
+
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        print(
+            "no CUDA GPU found: torch is not installed and nvidia-smi is missing", file=sys.stderr
+        )
+        return None
+    listing = subprocess.run([smi, "-L"], capture_output=True, text=True, check=False)
+    if listing.returncode != 0 or not listing.stdout.strip():
+        print(f"no CUDA GPU found: nvidia-smi -L said {listing.stderr.strip()!r}", file=sys.stderr)
+        return None
+    return listing.stdout.strip()
+
+
+def main(pytest_args: list[str]) -> int:
+    """Check for a GPU, then run pytest on it; return pytest's exit status."""
+    gpu = find_gpu()
+    if gpu is None:
+        print("the GPU test run needs a CUDA GPU", file=sys.stderr)
+        return 1
+    print(f"GPU: {gpu}", flush=True)
+    env = dict(os.environ, NT_TEST_GPU="1")
+    # Correctness tests compile one configuration per kernel: benchmarking every
+    # configuration for every test shape would take minutes and test nothing
+    # more (tuning is exercised by the benchmarks and the CPU suite).
+    env.setdefault("NINETOOTHED_MAX_NUM_CONFIGS", "1")
+    env.pop("TRITON_INTERPRET", None)  # compile for the GPU, not interpret
+    command = [sys.executable, "-m", "pytest", "-m", "not interpreter_only"]
+    command += [*test_paths(), *pytest_args]
+    return subprocess.run(command, env=env, cwd=ROOT, check=False).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
