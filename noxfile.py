@@ -1,0 +1,113 @@
+"""Development sessions for the NineToothed monorepo.
+
+``nox -l`` lists them.  Without nox installed, ``python3 dev.py SESSION``
+fetches it into ``.bootstrap/`` and runs the same sessions.
+
+CPU sessions (``tests``, ``demo``, ``lint``) build their own virtual
+environments under ``.nox/`` and reuse them on later runs.  GPU sessions
+(``gpu``, ``bench``) run in the current environment and install nothing, since
+GPU machines carry their own CUDA builds of the frameworks and may have no
+network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+
+nox.options.sessions = ["lint", "tests"]
+# Installing torch, paddle, jax and triton takes a minute; reuse environments.
+nox.options.reuse_existing_virtualenvs = True
+
+PACKAGES = ["nt-core", "nt-triton", "nt-torch", "nt-paddle", "nt-jax"]
+"""The distributions, in dependency order."""
+
+CPU_REQUIREMENTS = [
+    # Pinned: an unpinned torch pulls the newest CUDA build (several GB); 2.13.0
+    # is the CPU build this project is tested with.
+    "torch==2.13.0",
+    "triton",
+    "paddlepaddle",
+    "jax[cpu]",
+    "pytest",
+    "pytest-xdist",
+    "hypothesis",
+]
+"""Third-party packages of the CPU test environment."""
+
+LINT_REQUIREMENTS = ["ruff==0.17.6"]
+
+CPU_ENV = {"TRITON_INTERPRET": "1", "JAX_PLATFORMS": "cpu"}
+"""Run Triton kernels in its interpreter and keep JAX from probing for GPUs."""
+
+# dev.py runs nox with .bootstrap on PYTHONPATH and names the interpreter that
+# ran it; both must not leak into the sessions' own Python processes.
+_BOOTSTRAPPED = "NT_DEV_OUTER_PYTHONPATH" in os.environ
+HOST_PYTHON = os.environ.get("NT_DEV_PYTHON") or shutil.which("python") or "python3"
+"""The current environment's interpreter, for sessions that install nothing."""
+
+
+def test_paths() -> list[str]:
+    """The cross-package ``tests/`` folder and every package's own ``tests/``."""
+    paths = [ROOT / "tests", *sorted(ROOT.glob("packages/*/tests"))]
+    return [str(path.relative_to(ROOT)) for path in paths if path.is_dir()]
+
+
+def isolate(session: nox.Session) -> None:
+    """Give the session's commands the user's PYTHONPATH, not dev.py's."""
+    if _BOOTSTRAPPED:
+        session.env["PYTHONPATH"] = os.environ["NT_DEV_OUTER_PYTHONPATH"] or None
+
+
+def install_cpu_stack(session: nox.Session) -> None:
+    """Install the CPU frameworks, the test tools and the five packages (editable)."""
+    isolate(session)
+    session.install("setuptools>=64", *CPU_REQUIREMENTS)
+    # One pip command for all five, so each one's dependency on the others
+    # (nt-core==0.1.0, which is not on PyPI) resolves to the local copy.
+    editable = [arg for package in PACKAGES for arg in ("-e", f"packages/{package}")]
+    session.install("--no-build-isolation", *editable)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite on the CPU (Triton's interpreter; torch, paddle and jax)."""
+    install_cpu_stack(session)
+    session.run("pytest", "-n", "2", *test_paths(), *session.posargs, env=CPU_ENV)
+
+
+@nox.session(venv_backend="none")
+def gpu(session: nox.Session) -> None:
+    """Run the test suite on a CUDA GPU, in the current environment (installs nothing)."""
+    isolate(session)
+    # A plain script, so that GPU machines without nox can run it directly.
+    session.run(HOST_PYTHON, "tools/gpu_tests.py", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check style and formatting with ruff (no changes made)."""
+    isolate(session)
+    session.install(*LINT_REQUIREMENTS)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """Run vector addition, matrix multiplication and softmax and check them against torch."""
+    install_cpu_stack(session)
+    # demo.py picks the GPU when torch sees one, and Triton's interpreter otherwise.
+    session.run("python", "demo.py", *session.posargs)
+
+
+@nox.session(venv_backend="none")
+def bench(session: nox.Session) -> None:
+    """Run the GPU benchmarks in the current environment (installs nothing)."""
+    isolate(session)
+    session.run(HOST_PYTHON, "benchmarks/run.py", *session.posargs)
