@@ -175,3 +175,11 @@ def test_softmax_constexpr_must_be_a_number():
 def test_meta_and_constexpr_together():
     with pytest.raises(ValueError, match="exclude each other"):
         Symbol("B", meta=True, constexpr=True)
+
+
+def test_pinned_meta_value_must_be_a_power_of_two():
+    a = torch.randn(4, 4)
+    pins = {name: 16 for name in matmul.kernel.spec.meta_symbols}
+    pins[next(iter(pins))] = 48
+    with pytest.raises(LaunchError, match="takes powers of two.*got 48"):
+        matmul.kernel(a, a, torch.empty(4, 4), **pins)

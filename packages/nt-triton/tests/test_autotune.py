@@ -61,3 +61,25 @@ def test_inputs_and_outputs_are_recorded():
     kernel = make(block_size())
     assert kernel.generated.inputs == ("x",)
     assert kernel.generated.outputs == ("y",)
+
+
+def test_pinned_meta_values_must_be_powers_of_two():
+    symbol = block_size()
+    with pytest.raises(CodegenError, match="powers of two"):
+        make(symbol, configs=[{symbol.name: 48}])
+
+
+def test_one_configuration_fits_float32_shared_memory(monkeypatch):
+    """A kernel with a pipelined loop keeps a configuration that fits 4-byte elements."""
+    monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
+    from kernels import matmul
+
+    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    (config,) = kernel.generated.configs
+    m, n, k = (config.values[symbol.name] for symbol in matmul.arrangement.__defaults__)
+    pipelined = (m * k + k * n) * 4 * config.num_stages
+    assert pipelined <= autotune.SHARED_MEMORY_BYTES

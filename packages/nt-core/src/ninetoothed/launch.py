@@ -131,6 +131,11 @@ def bind_call(
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
             )
+        if symbol_kinds[name] == "meta" and not _is_power_of_two(value):
+            raise LaunchError(
+                f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
+                f"two), got {value!r}"
+            )
         scalars[name] = value
     missing = [
         name
@@ -144,3 +149,12 @@ def bind_call(
             f"{spec.name}(..., {sorted(missing)[0]}=...)"
         )
     return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
+
+
+def _is_power_of_two(value: object) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > 0
+        and value & (value - 1) == 0
+    )

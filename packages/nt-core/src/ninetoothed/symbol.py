@@ -412,7 +412,9 @@ def _is_power_of_two(node: ast.expr, free: Mapping[str, Symbol]) -> bool:
         return isinstance(value, int) and value > 0 and value & (value - 1) == 0
     if isinstance(node, ast.Name):
         symbol = free.get(node.id)
-        return bool(symbol is not None and symbol.power_of_two)
+        # Meta symbols are tuned over powers of two only (pinned values are
+        # checked to be powers of two), so tiles of their size need no padding.
+        return bool(symbol is not None and (symbol.power_of_two or symbol.meta))
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _is_power_of_two(node.left, free) and _is_power_of_two(node.right, free)
     return False

@@ -37,7 +37,10 @@ SHARED_MEMORY_BYTES = 220 * 1024
 
 ASSUMED_ELEMENT_BYTES = 2
 """Element size assumed when estimating shared memory (dtypes are known only at call
-time); configurations that still do not fit are skipped by Triton's autotuner."""
+time); configurations that do not fit the actual dtype are skipped by Triton's
+autotuner, and the space always keeps one that fits 4-byte elements."""
+
+WIDEST_ELEMENT_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ def configurations(
             "lower the symbols' upper bounds"
         )
     result = []
+    footprints: dict[int, int] = {}
     for values, largest, _total in candidates:
         warps = [num_warps] if num_warps else ([4, 8] if largest >= 4096 else [4])
         stages = [num_stages] if num_stages else ([3, 4] if has_loop else [3])
@@ -115,6 +119,7 @@ def configurations(
             if pipelined * ASSUMED_ELEMENT_BYTES * stage_count > SHARED_MEMORY_BYTES:
                 continue  # the software pipeline's buffers would not fit
             result.append(Configuration(values, warp_count, stage_count, _derived(padded, values)))
+            footprints[id(result[-1])] = pipelined * stage_count
     if not result:
         raise CodegenError(
             f"{spec.name}: no configuration of {', '.join(names)} fits in shared memory "
@@ -122,7 +127,15 @@ def configurations(
             "lower the symbols' upper bounds"
         )
     limit = int(options.get("max_num_configs") or knobs.max_num_configs())
-    return _spread(result, limit)
+    chosen = _spread(result, limit)
+    # Keep one configuration whose pipeline fits with 4-byte (float32) elements,
+    # so that no dtype leaves the autotuner with nothing that runs.
+    fits_widest = [
+        c for c in result if footprints[id(c)] * WIDEST_ELEMENT_BYTES <= SHARED_MEMORY_BYTES
+    ]
+    if fits_widest and not any(c in fits_widest for c in chosen):
+        chosen[-1 if len(chosen) > 1 else 0] = fits_widest[len(fits_widest) // 2]
+    return chosen
 
 
 def _pinned(
@@ -135,6 +148,14 @@ def _pinned(
         raise CodegenError(
             f"{spec.name}: a pinned configuration must give exactly the meta symbols "
             f"{sorted(spec.meta_symbols)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
+        )
+    odd = {
+        k: v for k, v in values.items() if not (isinstance(v, int) and v > 0 and v & (v - 1) == 0)
+    }
+    if odd:
+        raise CodegenError(
+            f"{spec.name}: meta symbols take powers of two (tiles are powers of two); the pinned "
+            f"configuration gives {odd}"
         )
     return Configuration(
         values,
