@@ -14,6 +14,7 @@ themselves, with the reason listed by pytest's ``-rs``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -76,6 +77,10 @@ def main(pytest_args: list[str]) -> int:
     env.setdefault("NINETOOTHED_MAX_NUM_CONFIGS", "1")
     env.pop("TRITON_INTERPRET", None)  # compile for the GPU, not interpret
     command = [sys.executable, "-m", "pytest", "-m", "not interpreter_only"]
+    if importlib.util.find_spec("pytest_timeout") is not None:
+        # A kernel whose compile never ends must fail its test, not stall the run
+        # (seen once: an oversized tile; a device lease is short).
+        command.append("--timeout=180")
     command += [*test_paths(), *pytest_args]
     return subprocess.run(command, env=env, cwd=ROOT, check=False).returncode
 
