@@ -55,76 +55,32 @@ def choose_setup() -> Setup:
 
 
 # --- The kernels, as the tutorial ("The Basics") writes them ----------------------------
+# They live in nt_examples/ (add.py, matmul.py, softmax.py), shared with the tests and
+# the benchmarks. They are imported only after choose_setup(): building a kernel
+# imports Triton, which must see TRITON_INTERPRET first.
 
 
 def make_add() -> Callable[..., object]:
     """Vector addition: ``z = x + y`` over blocks of ``BLOCK_SIZE`` elements."""
-    import ninetoothed
-    from ninetoothed import Tensor
+    from nt_examples import add
 
-    def arrangement(x, y, z, BLOCK_SIZE=ninetoothed.block_size()):  # noqa: B008 (the seed's API)
-        return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
-
-    def application(x, y, z):
-        z = x + y  # noqa: F841 (assigning to a parameter stores into it)
-
-    return ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+    return add.kernel
 
 
 def make_matmul() -> Callable[..., object]:
     """Matrix multiplication: each output block accumulates a row of input blocks
     times a column of other blocks."""
-    import ninetoothed
-    import ninetoothed.language as ntl
-    from ninetoothed import Tensor
+    from nt_examples import matmul
 
-    BLOCK_SIZE_M = ninetoothed.block_size()
-    BLOCK_SIZE_N = ninetoothed.block_size()
-    BLOCK_SIZE_K = ninetoothed.block_size()
-
-    def arrangement(input, other, output):
-        output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
-
-        input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K))
-        input_arranged = input_arranged.tile((1, -1))
-        input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
-        input_arranged.dtype = input_arranged.dtype.squeeze(0)
-
-        other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N))
-        other_arranged = other_arranged.tile((-1, 1))
-        other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
-        other_arranged.dtype = other_arranged.dtype.squeeze(1)
-
-        return input_arranged, other_arranged, output_arranged
-
-    def application(input, other, output):
-        accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
-        for k in range(input.shape[0]):
-            accumulator += ntl.dot(input[k], other[k])
-        output = accumulator  # noqa: F841 (assigning to a parameter stores into it)
-
-    return ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2), Tensor(2)))
+    return matmul.kernel
 
 
 def make_softmax() -> Callable[..., object]:
     """Row-wise softmax: one program per row, the row padded to ``BLOCK_SIZE``
     with ``-inf`` so that padding changes neither the max nor the sum."""
-    import ninetoothed
-    import ninetoothed.language as ntl
-    from ninetoothed import Symbol, Tensor
+    from nt_examples import softmax
 
-    BLOCK_SIZE = Symbol("BLOCK_SIZE", constexpr=True)
-
-    def arrangement(input, output):
-        return input.tile((1, BLOCK_SIZE)), output.tile((1, BLOCK_SIZE))
-
-    def application(input, output):
-        row_minus_max = input - ntl.max(input)
-        numerator = ntl.exp(row_minus_max)
-        denominator = ntl.sum(numerator)
-        output = numerator / denominator  # noqa: F841 (assigning to a parameter stores into it)
-
-    return ninetoothed.make(arrangement, application, (Tensor(2, other=float("-inf")), Tensor(2)))
+    return softmax.kernel
 
 
 # --- Running and checking -----------------------------------------------------------------

@@ -19,25 +19,20 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for nt_examples
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import torch  # noqa: E402
 import triton.testing  # noqa: E402
-from kernels import (  # noqa: E402
-    BLOCK_SIZE_K,
-    BLOCK_SIZE_M,
-    BLOCK_SIZE_N,
-    add_application,
-    matmul_application,
-    matmul_arrangement,
-)
 
 import ninetoothed  # noqa: E402
 from ninetoothed import Tensor  # noqa: E402
+from nt_examples import add as add_example  # noqa: E402
+from nt_examples import matmul as matmul_example  # noqa: E402
 
 SIZE = 4096
+BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K = matmul_example.arrangement.__defaults__
 CONFIG = {BLOCK_SIZE_M.name: 128, BLOCK_SIZE_N.name: 256, BLOCK_SIZE_K.name: 64}
 
 
@@ -54,8 +49,8 @@ def host_microseconds(call, count: int = 2000) -> float:
 
 def main() -> None:
     kernel = ninetoothed.make(
-        matmul_arrangement,
-        matmul_application,
+        matmul_example.arrangement,
+        matmul_example.application,
         (Tensor(2), Tensor(2), Tensor(2)),
         configs=[{**CONFIG, "num_warps": 8, "num_stages": 3}],
     )
@@ -80,7 +75,7 @@ def main() -> None:
 
     small = ninetoothed.make(
         lambda x, y, z: (x.tile((16,)), y.tile((16,)), z.tile((16,))),
-        add_application,
+        add_example.application,
         (Tensor(1), Tensor(1), Tensor(1)),
     )
     x = torch.randn(16, device="cuda")

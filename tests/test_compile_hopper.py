@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent
 
 KERNELS = [
     ("add", "kernel"),
@@ -43,7 +43,7 @@ COMPILE = textwrap.dedent(
     from triton.compiler import ASTSource
 
     module_name, attribute, element = sys.argv[1:]
-    kernel = getattr(importlib.import_module("kernels." + module_name), attribute)
+    kernel = getattr(importlib.import_module("nt_examples." + module_name), attribute)
     function = kernel.generated.function
     generated = kernel.generated.generated
     values = dict(kernel.generated.configs[0].kwargs())
@@ -73,7 +73,7 @@ def test_compiles_for_sm90(module_name: str, attribute: str) -> None:
     environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     environment["NINETOOTHED_MAX_NUM_CONFIGS"] = "1"
     environment["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
     result = subprocess.run(
         [sys.executable, "-c", COMPILE, module_name, attribute, element],

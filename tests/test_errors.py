@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from kernels import add, conv2d, matmul, softmax
 
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
+from nt_examples import add, conv2d, matmul, softmax
 from nt_triton import knobs
 
 
@@ -159,7 +159,7 @@ def test_pinning_meta_symbols_needs_all():
 
 
 def test_scalar_parameter_given_a_tensor():
-    from kernels import elementwise
+    from nt_examples import elementwise
 
     x = torch.randn(8)
     with pytest.raises(LaunchError, match="'alpha' is a scalar"):

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import triton
-from kernels import add, addmm, attention, conv2d, elementwise, matmul, softmax
 from support.base import ON_GPU
+
+from nt_examples import add, addmm, attention, conv2d, elementwise, matmul, softmax
 
 RNG = np.random.default_rng()
 

@@ -75,8 +75,8 @@ def test_one_configuration_fits_float32_shared_memory(monkeypatch):
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
-    from kernels import matmul
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from nt_examples import matmul
 
     kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
     (config,) = kernel.generated.configs

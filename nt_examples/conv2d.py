@@ -1,8 +1,8 @@
 """2-D convolution by implicit GEMM, reusing matmul's arrangement and application (paper 4.3)."""
 
 import ninetoothed
-from kernels import matmul as mm
 from ninetoothed import Tensor
+from nt_examples import matmul as mm
 
 
 def arrangement(input, filter, output):

@@ -1,8 +1,8 @@
 """addmm = beta * input + alpha * (mat1 @ mat2), reusing matmul's application by inlining."""
 
 import ninetoothed
-from kernels import matmul
 from ninetoothed import Tensor
+from nt_examples import matmul
 
 
 def arrangement(input, mat1, mat2, beta, alpha, output):

@@ -1,1 +1,0 @@
-"""Kernels used by the tests, written as the seed documents write them."""
