@@ -16,8 +16,7 @@ framework; it only calls these hooks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import pluggy
 
@@ -31,14 +30,14 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
-@dataclass(frozen=True)
-class TensorInfo:
+class TensorInfo(NamedTuple):
     """What an adapter reports about one host tensor.
 
     ``dtype`` is a canonical name shared by every framework: ``"float16"``,
     ``"bfloat16"``, ``"float32"``, ``"float64"``, ``"int8"`` … ``"int64"``,
     ``"uint8"``, ``"bool"``.  ``strides`` are in elements, not bytes.
-    ``device`` is ``"cpu"`` or ``"cuda:N"``.
+    ``device`` is ``"cpu"`` or ``"cuda:N"``.  (A named tuple: one is made per
+    tensor per call, and this is the cheapest record Python has.)
     """
 
     shape: tuple[int, ...]

@@ -9,16 +9,14 @@ and run-time symbols (or pin meta symbols, skipping auto-tuning).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec import KernelSpec
+from ninetoothed.spec import KernelSpec, ParameterCheck
 
 
-@dataclass(frozen=True)
-class BoundCall:
+class BoundCall(NamedTuple):
     """A validated call: per-tensor descriptions and every keyword value."""
 
     tensors: list[TensorInfo]
@@ -45,83 +43,97 @@ def bind_call(
     """Check a call against ``spec`` and describe its tensors.
 
     Raises :class:`LaunchError` naming the parameter and what was expected.
+    Everything that does not depend on the arguments comes precomputed from
+    ``spec.call_checks``: this runs on every kernel call.
     """
-    parameters = spec.parameters
-    if len(args) != len(parameters):
-        expected = ", ".join(p.name for p in parameters)
+    checks = spec.call_checks
+    if len(args) != len(checks):
+        expected = ", ".join(check.name for check in checks)
         raise LaunchError(
-            f"{spec.name} takes {len(parameters)} positional arguments ({expected}), "
-            f"got {len(args)}"
+            f"{spec.name} takes {len(checks)} positional arguments ({expected}), got {len(args)}"
         )
     tensors: list[TensorInfo] = []
     tensor_arguments: list[Any] = []
     scalars: dict[str, Any] = {}
     device: str | None = None
     first_device_parameter = ""
-    for parameter, argument in zip(parameters, args):
-        if parameter.is_scalar:
-            if parameter.source.value is not None and argument is not None:
-                raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} is fixed at make time to "
-                    f"{parameter.source.value!r}; pass None for it"
-                )
-            if recognizes(argument):
-                raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} is a scalar (Tensor(0)), "
-                    f"got a {framework} tensor; pass a Python number"
-                )
-            if not isinstance(argument, (int, float, bool)) and argument is not None:
-                raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} is a scalar (Tensor(0)), got "
-                    f"{type(argument).__name__} {argument!r}"
-                )
-            scalars[parameter.name] = (
-                parameter.source.value if parameter.source.value is not None else argument
-            )
+    for check, argument in zip(checks, args):
+        if check.is_scalar:
+            scalars[check.name] = _scalar(spec, check, argument, framework, recognizes)
             continue
         if not recognizes(argument):
             kind = type(argument)
             raise LaunchError(
-                f"{spec.name}: parameter {parameter.name!r} expects a {framework} tensor of "
-                f"{parameter.source.ndim} dimensions, got {kind.__module__}.{kind.__qualname__}"
+                f"{spec.name}: parameter {check.name!r} expects a {framework} tensor of "
+                f"{check.ndim} dimensions, got {kind.__module__}.{kind.__qualname__}"
                 " (all tensor arguments of one call must come from one framework)"
             )
         info = describe(argument)
-        source = parameter.source
-        if len(info.shape) != source.ndim:
+        if len(info.shape) != check.ndim:
             raise LaunchError(
-                f"{spec.name}: parameter {parameter.name!r} expects {source.ndim} dimensions, "
+                f"{spec.name}: parameter {check.name!r} expects {check.ndim} dimensions, "
                 f"got a tensor of shape {info.shape} ({len(info.shape)} dimensions)"
             )
-        for dim, size in enumerate(source.shape):
-            if isinstance(size, int) and info.shape[dim] != size:
+        for dim, size in check.fixed_sizes:
+            if info.shape[dim] != size:
                 raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} expects size {size} in "
+                    f"{spec.name}: parameter {check.name!r} expects size {size} in "
                     f"dimension {dim}, got shape {info.shape}"
                 )
-        declared = source.dtype
-        if declared is not None and getattr(declared, "name", declared) != info.dtype:
+        if check.dtype is not None and check.dtype != info.dtype:
             raise LaunchError(
-                f"{spec.name}: parameter {parameter.name!r} expects dtype "
-                f"{getattr(declared, 'name', declared)}, got {info.dtype}"
+                f"{spec.name}: parameter {check.name!r} expects dtype {check.dtype}, "
+                f"got {info.dtype}"
             )
         if device is None:
-            device, first_device_parameter = info.device, parameter.name
+            device, first_device_parameter = info.device, check.name
         elif info.device != device:
             raise LaunchError(
                 f"{spec.name}: all tensors must be on one device; {first_device_parameter!r} is "
-                f"on {device} but {parameter.name!r} is on {info.device}"
+                f"on {device} but {check.name!r} is on {info.device}"
             )
         tensors.append(info)
         tensor_arguments.append(argument)
 
-    symbol_kinds = {
-        **{name: "meta" for name in spec.meta_symbols},
-        **{name: "constexpr" for name in spec.constexpr_symbols},
-        **{name: "runtime" for name in spec.runtime_symbols},
-    }
+    if kwargs or spec.required_symbols:
+        _bind_keywords(spec, kwargs, scalars)
+    return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
+
+
+def _scalar(
+    spec: KernelSpec,
+    check: ParameterCheck,
+    argument: Any,
+    framework: str,
+    recognizes: Callable[[object], bool],
+) -> Any:
+    """The value of a scalar (``Tensor(0)``) parameter, checked."""
+    if check.fixed_value is not None:
+        if argument is not None:
+            raise LaunchError(
+                f"{spec.name}: parameter {check.name!r} is fixed at make time to "
+                f"{check.fixed_value!r}; pass None for it"
+            )
+        return check.fixed_value
+    if recognizes(argument):
+        raise LaunchError(
+            f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), "
+            f"got a {framework} tensor; pass a Python number"
+        )
+    if not isinstance(argument, (int, float, bool)) and argument is not None:
+        raise LaunchError(
+            f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), got "
+            f"{type(argument).__name__} {argument!r}"
+        )
+    return argument
+
+
+def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[str, Any]) -> None:
+    """Check the keyword arguments (symbol values) and add them to ``scalars``."""
+    symbol_kinds = spec.symbol_kinds
     for name, value in kwargs.items():
-        if name not in symbol_kinds:
+        kind = symbol_kinds.get(name)
+        if kind is None:
             known = ", ".join(sorted(symbol_kinds)) or "none"
             raise LaunchError(
                 f"{spec.name}: unexpected keyword argument {name!r} (symbols it takes: {known})"
@@ -131,24 +143,19 @@ def bind_call(
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
             )
-        if symbol_kinds[name] == "meta" and not _is_power_of_two(value):
+        if kind == "meta" and not _is_power_of_two(value):
             raise LaunchError(
                 f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
                 f"two), got {value!r}"
             )
         scalars[name] = value
-    missing = [
-        name
-        for name, kind in symbol_kinds.items()
-        if kind in ("constexpr", "runtime") and name not in kwargs
-    ]
+    missing = spec.required_symbols - kwargs.keys()
     if missing:
         raise LaunchError(
             f"{spec.name}: missing keyword argument(s) {', '.join(sorted(missing))}: "
             "constexpr and run-time symbols are given at call time, e.g. "
             f"{spec.name}(..., {sorted(missing)[0]}=...)"
         )
-    return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
 
 
 def _is_power_of_two(value: object) -> bool:

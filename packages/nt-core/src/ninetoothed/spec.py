@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ninetoothed.errors import ArrangementError
@@ -30,6 +31,21 @@ class Parameter:
     def is_scalar(self) -> bool:
         """Whether this is a scalar (``Tensor(0)``) parameter."""
         return self.source.ndim == 0
+
+
+@dataclass(frozen=True)
+class ParameterCheck:
+    """What a call must satisfy for one parameter, derived once per kernel."""
+
+    name: str
+    is_scalar: bool
+    ndim: int
+    fixed_sizes: tuple[tuple[int, int], ...]
+    """``(dimension, size)`` for the sizes the tensor declares as literals."""
+    dtype: str | None
+    """The declared element type's name, if any."""
+    fixed_value: Any
+    """A scalar's value fixed at ``make`` time (``Tensor(0, value=...)``), else None."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,43 @@ class KernelSpec:
 
     options: Mapping[str, Any] = field(default_factory=dict)
     """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
+
+    @cached_property
+    def call_checks(self) -> tuple[ParameterCheck, ...]:
+        """Per parameter, what each call is checked against (computed once)."""
+        checks = []
+        for parameter in self.parameters:
+            source = parameter.source
+            declared = source.dtype
+            checks.append(
+                ParameterCheck(
+                    name=parameter.name,
+                    is_scalar=parameter.is_scalar,
+                    ndim=source.ndim,
+                    fixed_sizes=tuple(
+                        (dim, size)
+                        for dim, size in enumerate(source.shape)
+                        if isinstance(size, int)
+                    ),
+                    dtype=None if declared is None else getattr(declared, "name", str(declared)),
+                    fixed_value=source.value,
+                )
+            )
+        return tuple(checks)
+
+    @cached_property
+    def symbol_kinds(self) -> dict[str, str]:
+        """``"meta"``, ``"constexpr"`` or ``"runtime"`` for each symbol a call may give."""
+        return {
+            **{name: "meta" for name in self.meta_symbols},
+            **{name: "constexpr" for name in self.constexpr_symbols},
+            **{name: "runtime" for name in self.runtime_symbols},
+        }
+
+    @cached_property
+    def required_symbols(self) -> frozenset[str]:
+        """Symbols every call must give by keyword (constexpr and run-time ones)."""
+        return frozenset(self.constexpr_symbols) | frozenset(self.runtime_symbols)
 
     @property
     def tensor_parameters(self) -> tuple[Parameter, ...]:

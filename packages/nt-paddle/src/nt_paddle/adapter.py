@@ -22,7 +22,6 @@ Triton takes Paddle tensors through two different doors:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -296,9 +295,7 @@ def _launch_interpreted(
             ) from error
         launch_args.append(converted)
         infos.append(
-            dataclasses.replace(
-                info, strides=tuple(converted.stride()), data_ptr=converted.data_ptr()
-            )
+            info._replace(strides=tuple(converted.stride()), data_ptr=converted.data_ptr())
         )
         staged.append((tensor, converted, name))
     kernel.launch(infos, launch_args, scalars, 0)

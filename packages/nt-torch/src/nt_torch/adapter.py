@@ -8,6 +8,7 @@ adapter makes the launch happen on the arguments' device.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -32,11 +33,11 @@ class TorchAdapter:
     def describe(self, obj: torch.Tensor) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer."""
         return TensorInfo(
-            shape=tuple(obj.shape),
-            strides=tuple(obj.stride()),
-            dtype=str(obj.dtype).rsplit(".", 1)[-1],
-            device=str(obj.device) if obj.device.type != "cuda" else f"cuda:{obj.device.index}",
-            data_ptr=obj.data_ptr(),
+            tuple(obj.shape),
+            obj.stride(),
+            _dtype_name(obj.dtype),
+            _device_name(obj.device),
+            obj.data_ptr(),
         )
 
     def current_stream(self, device: str) -> int:
@@ -70,3 +71,15 @@ class TorchAdapter:
                 kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
             return
         kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
+
+
+@functools.cache
+def _dtype_name(dtype: torch.dtype) -> str:
+    """``torch.float16`` → ``"float16"`` (cached: this runs on every call)."""
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+@functools.cache
+def _device_name(device: torch.device) -> str:
+    """``"cpu"`` or ``"cuda:N"`` (cached: this runs on every call)."""
+    return f"cuda:{device.index}" if device.type == "cuda" else str(device)
