@@ -567,3 +567,23 @@ def test_jax_support_conversions() -> None:
     np.testing.assert_array_equal(support.to_numpy(value), array)
     bf16 = support.from_numpy(array.astype(jnp.bfloat16))
     assert bf16.dtype == jnp.bfloat16 and support.to_numpy(bf16).dtype == np.float32
+
+
+def test_importing_jax_triton_keeps_tritons_cache(monkeypatch, tmp_path) -> None:
+    """jax-triton 0.3.1 blanks TRITON_CACHE_DIR on import; the adapter puts it back."""
+    import sys
+
+    from nt_jax import adapter as jax_adapter
+
+    monkeypatch.delitem(sys.modules, "jax_triton", raising=False)
+    # A stand-in with jax-triton 0.3.1's import-time side effect.
+    (tmp_path / "jax_triton.py").write_text("import os\nos.environ['TRITON_CACHE_DIR'] = ''\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/somewhere/triton")
+    module = jax_adapter._import_keeping_triton_cache()
+    assert module.__name__ == "jax_triton"
+    assert os.environ["TRITON_CACHE_DIR"] == "/somewhere/triton"
+    monkeypatch.delitem(sys.modules, "jax_triton")
+    monkeypatch.delenv("TRITON_CACHE_DIR")
+    jax_adapter._import_keeping_triton_cache()
+    assert "TRITON_CACHE_DIR" not in os.environ

@@ -513,7 +513,7 @@ def _launcher() -> str:
     if choice != "auto":
         return choice
     try:
-        import jax_triton  # noqa: F401
+        _import_keeping_triton_cache()
     except ImportError:
         return "callback"
     return "jax-triton"
@@ -521,13 +521,33 @@ def _launcher() -> str:
 
 def _import_jax_triton(name: str) -> Any:
     try:
-        import jax_triton
+        jax_triton = _import_keeping_triton_cache()
     except ImportError as error:
         raise LaunchError(
             f"{name}: launching on the GPU from JAX needs jax-triton, which did not import "
             f'({error}); install it with the GPU extra: pip install "nt-jax[gpu]", or set '
             f"{LAUNCHER_VARIABLE}=callback to launch from a JAX buffer callback"
         ) from error
+    return jax_triton
+
+
+def _import_keeping_triton_cache() -> Any:
+    """Import jax_triton without losing Triton's cache for everything else.
+
+    jax-triton 0.3.1 sets ``TRITON_CACHE_DIR`` to ``""`` when imported; from
+    then on Triton 3.6 refuses to compile any other kernel of the process
+    ("Could not create or locate cache dir"), so PyTorch launches after a JAX
+    launch failed.  jax-triton's own compile path does not use that cache, so
+    the variable is put back as it was.
+    """
+    previous = os.environ.get("TRITON_CACHE_DIR")
+    try:
+        import jax_triton
+    finally:
+        if previous is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = previous
     return jax_triton
 
 
