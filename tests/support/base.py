@@ -55,8 +55,15 @@ class FrameworkSupport:
     def call(
         self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
     ) -> list[np.ndarray]:
-        """Call ``kernel`` and return the values of the output arguments ``outputs``."""
-        raise NotImplementedError
+        """Call ``kernel`` and return the values of the output arguments ``outputs``.
+
+        This is the in-place convention (PyTorch, PaddlePaddle): the kernel
+        returns nothing and writes into the tensors passed in.  Functional
+        frameworks (JAX) override it.
+        """
+        result = kernel(*args, **kwargs)
+        assert result is None, "in-place kernels return nothing"
+        return [self.to_numpy(args[index]) for index in outputs]
 
 
 def _numpy_dtype(dtype: str) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -43,10 +42,3 @@ class PaddleSupport(FrameworkSupport):
         axes = list(range(array.ndim))
         axes[-1], axes[-2] = axes[-2], axes[-1]
         return self.from_numpy(transposed).transpose(axes)
-
-    def call(
-        self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
-    ) -> list[np.ndarray]:
-        result = kernel(*args, **kwargs)
-        assert result is None, "in-place kernels return nothing"
-        return [self.to_numpy(args[index]) for index in outputs]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
 import torch
 
@@ -32,10 +29,3 @@ class TorchSupport(FrameworkSupport):
             return self.from_numpy(doubled)[::2]
         transposed = np.ascontiguousarray(np.swapaxes(array, -1, -2))
         return self.from_numpy(transposed).transpose(-1, -2)
-
-    def call(
-        self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
-    ) -> list[np.ndarray]:
-        result = kernel(*args, **kwargs)
-        assert result is None, "in-place kernels return nothing"
-        return [self.to_numpy(args[index]) for index in outputs]

@@ -13,8 +13,9 @@ errors raised here say which distribution to install.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pluggy
@@ -31,6 +32,7 @@ __all__ = [
     "adapter_for",
     "adapter_for_arguments",
     "codegen_backend",
+    "lazy_adapter_hook",
     "plugin_manager",
     "register",
     "type_comes_from",
@@ -193,6 +195,29 @@ def type_comes_from(obj: object, modules: Iterable[str]) -> bool:
     """
     roots = (modules,) if isinstance(modules, str) else tuple(modules)
     return any(cls.__module__.partition(".")[0] in roots for cls in type(obj).__mro__)
+
+
+def lazy_adapter_hook(
+    modules: Iterable[str], load: Callable[[], FrameworkAdapter]
+) -> Callable[[object], FrameworkAdapter | None]:
+    """The ``ninetoothed_framework_adapter`` hook of an adapter plugin.
+
+    The hook looks at an object's type module first (see
+    :func:`type_comes_from`), so objects of other frameworks never import this
+    one; ``load`` creates the adapter (importing the framework) on first use.
+    A plugin module assigns the result, marked with ``hookimpl``, to
+    ``ninetoothed_framework_adapter``.
+    """
+    roots = tuple(modules)
+    adapter = functools.cache(load)
+
+    def ninetoothed_framework_adapter(obj: object) -> FrameworkAdapter | None:
+        if not type_comes_from(obj, roots):
+            return None
+        found = adapter()
+        return found if found.recognizes(obj) else None
+
+    return ninetoothed_framework_adapter
 
 
 def _find_adapter(obj: object) -> FrameworkAdapter | None:

@@ -8,33 +8,19 @@ from PyTorch (or subclasses one of its types).
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING
-
-from ninetoothed.hookspecs import hookimpl
-from ninetoothed.plugins import type_comes_from
-
-if TYPE_CHECKING:
-    from nt_torch.adapter import TorchAdapter
+from ninetoothed.hookspecs import FrameworkAdapter, hookimpl
+from ninetoothed.plugins import lazy_adapter_hook
 
 FRAMEWORK_MODULES: tuple[str, ...] = ("torch",)
-"""Top-level modules that define PyTorch's array types."""
+"""Top-level modules that define PyTorch's tensor types."""
 
 
-@functools.cache
-def _adapter() -> TorchAdapter:
-    """The process-wide adapter, created on first use."""
+def _load() -> FrameworkAdapter:
+    """Create the adapter; this is where PyTorch gets imported."""
     from nt_torch.adapter import TorchAdapter
 
     return TorchAdapter()
 
 
-@hookimpl
-def ninetoothed_framework_adapter(obj: object) -> TorchAdapter | None:
-    """Return the PyTorch adapter if it recognises ``obj``, else ``None``."""
-    # Look at the type's module before importing anything, so that objects of
-    # other frameworks never pay for importing PyTorch.
-    if not type_comes_from(obj, FRAMEWORK_MODULES):
-        return None
-    adapter = _adapter()
-    return adapter if adapter.recognizes(obj) else None
+ninetoothed_framework_adapter = hookimpl(lazy_adapter_hook(FRAMEWORK_MODULES, _load))
+"""Return the PyTorch adapter if it recognises an object, else ``None``."""
