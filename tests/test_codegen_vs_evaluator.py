@@ -16,10 +16,13 @@ import pytest
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.base import ON_GPU
 
 import ninetoothed
 from ninetoothed import Tensor
 from ninetoothed.evaluate import evaluate
+
+DEVICE = "cuda" if ON_GPU else "cpu"
 
 
 def application(x, o):
@@ -50,9 +53,9 @@ def check(arrange: Any, source_shape: tuple[int, ...]) -> None:
     flat = np.arange(int(np.prod(source_shape)), dtype=np.float32).reshape(source_shape)
     strides = np.array([int(np.prod(source_shape[d + 1 :])) for d in range(len(source_shape))])
     expected = np.where(evaluation.mask, evaluation.indices @ strides, -1).astype(np.float32)
-    output = torch.full(expected.shape, float("nan"))
-    kernel(torch.from_numpy(flat), output)
-    np.testing.assert_array_equal(output.numpy(), expected)
+    output = torch.full(expected.shape, float("nan"), device=DEVICE)
+    kernel(torch.from_numpy(flat).to(DEVICE), output)
+    np.testing.assert_array_equal(output.cpu().numpy(), expected)
 
 
 @st.composite

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support.base import ON_GPU
 
 import ninetoothed
 import ninetoothed.language as ntl
@@ -15,6 +16,14 @@ from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
 from nt_examples import add, conv2d, matmul, softmax
 from nt_triton import knobs
+
+
+@pytest.fixture(autouse=True)
+def _tensors_where_kernels_run():
+    """Tensors made without a device live where kernels run (the GPU in a GPU run),
+    so that each test meets the error it is about, not the device check."""
+    with torch.device("cuda" if ON_GPU else "cpu"):
+        yield
 
 
 def test_mismatched_outermost_shapes_at_make():
@@ -131,7 +140,7 @@ def test_no_adapter_for_arguments():
 
 def test_cpu_tensors_to_a_gpu_launch(monkeypatch):
     monkeypatch.setattr(knobs, "interpreting", lambda: False)
-    x = torch.randn(8)
+    x = torch.randn(8, device="cpu")
     with pytest.raises(LaunchError, match="on cpu, but kernels run on a GPU.*TRITON_INTERPRET=1"):
         add.kernel(x, x, torch.empty_like(x))
 

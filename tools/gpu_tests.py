@@ -76,6 +76,9 @@ def main(pytest_args: list[str]) -> int:
     # more (tuning is exercised by the benchmarks and the CPU suite).
     env.setdefault("NINETOOTHED_MAX_NUM_CONFIGS", "1")
     env.pop("TRITON_INTERPRET", None)  # compile for the GPU, not interpret
+    # JAX takes 75% of GPU memory per process by default: with several pytest
+    # workers, all but the first then find no GPU and fall back to the CPU.
+    env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     command = [sys.executable, "-m", "pytest", "-m", "not interpreter_only"]
     if importlib.util.find_spec("pytest_timeout") is not None:
         # A kernel whose compile never ends must fail its test, not stall the run

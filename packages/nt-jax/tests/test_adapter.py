@@ -9,11 +9,6 @@ call it (positional arguments, then output pointers, then meta-parameters).
 from __future__ import annotations
 
 import os
-
-# Before triton is imported anywhere: kernels run through Triton's interpreter.
-os.environ.setdefault("TRITON_INTERPRET", "1")
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
-
 import sys
 from pathlib import Path
 from typing import Any
@@ -519,6 +514,24 @@ def test_trampoline_source_and_cache() -> None:
         generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
     )
     assert first.kernel is again.kernel
+
+
+@pytest.mark.parametrize(("size", "hinted"), [(48, ["x_size_0", "z_size_0"]), (40, [])])
+def test_plan_states_what_tritons_launcher_would_specialise(size: int, hinted: list[str]) -> None:
+    """Integers divisible by 16 are marked so in the trampoline, as Triton's launcher
+    marks them (jax-triton marks only pointers); without it matmul ran 4.7x slower."""
+    x, z0 = data(size), data(size)
+    generated, bound, roles = bind(accumulate, (jnp.asarray(x), jnp.asarray(z0)))
+    plan = plan_triton_call(
+        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+    )
+    assert list(plan.layout.multiple_of_16) == hinted
+    source = plan.layout.source()
+    for name in hinted:
+        assert f"    {name} = {name} // 16 * 16\n" in source
+    assert source.count("// 16 * 16") == len(hinted)
+    (z,) = simulate_jax_triton(plan, (0, 3, 1), {})
+    np.testing.assert_allclose(z, z0 + x, rtol=1e-6)
 
 
 def test_kernel_parameters_reads_constexpr_annotations() -> None:

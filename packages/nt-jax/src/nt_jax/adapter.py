@@ -351,7 +351,7 @@ class JaxAdapter:
     def _trampoline(self, kernel: Any, layout: TrampolineLayout) -> Any:
         """The trampoline ``@triton.jit`` function for ``layout`` (cached per kernel)."""
         cached = self._trampolines.setdefault(kernel, {})
-        key = (layout.parameters, layout.call)
+        key = (layout.parameters, layout.call, layout.multiple_of_16)
         function = cached.get(key)
         if function is None:
             function = load_trampoline(kernel, layout)
@@ -625,6 +625,7 @@ def plan_triton_call(
     constexprs: list[tuple[str, bool]] = []
     metaparams: dict[str, Any] = {}
     call: list[str] = []
+    multiple_of_16: list[str] = []
     # tensor index -> its index in input_output_aliases: among the array
     # arguments (jax-triton 0.3), or among all positional arguments (0.4).
     array_position: dict[int, int] = {}
@@ -648,7 +649,10 @@ def plan_triton_call(
             array_count += 1
             args.append(values[name])
         else:
-            args.append(_scalar(values[name], legacy=legacy))
+            value = _scalar(values[name], legacy=legacy)
+            if _multiple_of_16(value):
+                multiple_of_16.append(name)
+            args.append(value)
     for output in range(len(roles.outputs)):
         if roles.fresh[output] or legacy:
             trailing.append((f"{OUTPUT_PREFIX}{output}", False))
@@ -661,6 +665,7 @@ def plan_triton_call(
         name=f"{spec.name}_jax_triton",
         parameters=tuple(positional + trailing + constexprs),
         call=tuple(call),
+        multiple_of_16=tuple(multiple_of_16),
     )
     function = trampoline(kernel, layout)
 
@@ -722,6 +727,11 @@ def _programs(grid: Sequence[int]) -> int:
 def _plain(value: Any) -> Any:
     """A Python scalar from a host-computed value (numpy scalars included)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _multiple_of_16(value: Any) -> bool:
+    """Whether Triton's launcher would mark ``value`` divisible by 16 (ints, not bools)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
 
 
 def _scalar(value: Any, *, legacy: bool) -> Any:

@@ -1,0 +1,40 @@
+"""Where the test suite's kernels run: Triton's interpreter or the GPU.
+
+pytest loads this file before any test module, so it is the one place that
+picks the mode, before Triton or JAX is imported anywhere:
+
+* by default (CI, ``nox -s tests``, a plain ``pytest``) kernels run through
+  Triton's interpreter and JAX stays on the CPU;
+* with ``NT_TEST_GPU=1`` (set by ``tools/gpu_tests.py``, i.e. ``nox -s gpu``)
+  kernels are compiled for the GPU, and every test checks that nothing switched
+  the interpreter on behind its back: a GPU run that quietly interprets
+  passes while testing nothing the GPU does.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
+
+if not ON_GPU:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+if ON_GPU and _interpreting():
+    raise pytest.UsageError("NT_TEST_GPU=1 with TRITON_INTERPRET set: unset TRITON_INTERPRET")
+
+
+@pytest.fixture(autouse=True)
+def _gpu_runs_compile(request: pytest.FixtureRequest):
+    """In a GPU run, fail any test that leaves Triton's interpreter switched on."""
+    yield
+    if ON_GPU and _interpreting():
+        pytest.fail(f"{request.node.nodeid} ran with TRITON_INTERPRET set in a GPU run")
