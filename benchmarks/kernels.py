@@ -39,30 +39,47 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return c
 
 
-@functools.cache
-def _matmul_same_space_kernel() -> ninetoothed.Kernel:
-    # The hand-written baseline's tuning space, pinned: compares the generated
-    # code, not the two tuning spaces.
-    from baselines.matmul import CONFIGS
-
+def _matmul_kernel_for(baseline_configs: list[dict]) -> ninetoothed.Kernel:
+    """The seed matmul, tuned over ``baseline_configs`` (the baseline's names, e.g.
+    ``BLOCK_M``, translated to the arrangement's meta symbols)."""
     from nt_examples import matmul as example
 
     block_m, block_n, block_k = example.arrangement.__defaults__
     names = {"BLOCK_M": block_m.name, "BLOCK_N": block_n.name, "BLOCK_K": block_k.name}
-    configs = [
-        {
-            **{names[key]: value for key, value in config.kwargs.items()},
-            "num_warps": config.num_warps,
-            "num_stages": config.num_stages,
-        }
-        for config in CONFIGS
-    ]
+    configs = [{names.get(key, key): value for key, value in c.items()} for c in baseline_configs]
     return ninetoothed.make(
         example.arrangement,
         example.application,
         (Tensor(2), Tensor(2), Tensor(2)),
         configs=configs,
     )
+
+
+@functools.cache
+def _matmul_same_space_kernel() -> ninetoothed.Kernel:
+    # The hand-written baseline's tuning space, pinned: compares the generated
+    # code, not the two tuning spaces.
+    from baselines.matmul import CONFIGS
+
+    return _matmul_kernel_for(
+        [{**c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages} for c in CONFIGS]
+    )
+
+
+@functools.cache
+def _matmul_one_config_kernel(config: tuple[tuple[str, int], ...]) -> ninetoothed.Kernel:
+    return _matmul_kernel_for([dict(config)])
+
+
+def matmul_same_config(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` by the NineToothed kernel with the configuration the baseline's
+    autotuner chose: the generated code against the hand-written, with no
+    tuning noise (two autotuners can pick different winners run to run)."""
+    from baselines.matmul import tuned_config
+
+    c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    _matmul_one_config_kernel(tuple(sorted(tuned_config(a, b).items())))(a, b, c)
+    return c
 
 
 def matmul_same_space(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

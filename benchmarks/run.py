@@ -116,6 +116,16 @@ def full_cases(device: str) -> list[Case]:
             1e-2,
         ),
         Case(
+            "matmul-same-config",
+            lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
+            torch.matmul,
+            triton_matmul.matmul_tuned_config,
+            "matmul_same_config",
+            _matmul_work,
+            "compute",
+            1e-2,
+        ),
+        Case(
             "softmax",
             lambda: (_randn(s, s, device=device),),
             lambda x: torch.softmax(x, dim=-1),

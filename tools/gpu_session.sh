@@ -6,7 +6,8 @@
 # nox is missing), the benchmarks and the torch-vs-JAX launch comparison.
 # Every step has a time limit and writes its log under $OUT (or ./gpu-logs).
 # NT_STEPS picks steps (default "tests bench frameworks"), to split the
-# checklist over several calls when one call's limit is too short for all.
+# checklist over several calls when one call's limit is too short for all;
+# NT_BENCH_ARGS replaces the benchmarks' arguments (default --quick).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS="${OUT:-gpu-logs}"
@@ -43,7 +44,7 @@ fi
 
 if [[ $STEPS == *" bench "* ]]; then
 echo "=== benchmarks"
-timeout "${NT_BENCH_SECONDS:-200}" python3 benchmarks/run.py --quick 2>&1 | tee "$LOGS/bench.log" | tail -8
+timeout "${NT_BENCH_SECONDS:-200}" python3 benchmarks/run.py ${NT_BENCH_ARGS:---quick} 2>&1 | tee "$LOGS/bench.log" | tail -8
 fi
 
 if [[ $STEPS == *" frameworks "* ]]; then

@@ -95,3 +95,17 @@ def matmul(a: torch.Tensor, b: torch.Tensor, config: dict | None = None) -> torc
     else:
         matmul_kernel[grid](*args, **config)
     return c
+
+
+def tuned_config(a: torch.Tensor, b: torch.Tensor) -> dict:
+    """The configuration the autotuner picks for ``a @ b`` (tuning first if needed),
+    as ``matmul``'s ``config`` argument: meta-parameters, ``num_warps``, ``num_stages``."""
+    if matmul_kernel_autotuned.best_config is None:
+        matmul(a, b)
+    best = matmul_kernel_autotuned.best_config
+    return {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+
+
+def matmul_tuned_config(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` by the untuned kernel launched with the autotuner's choice."""
+    return matmul(a, b, config=tuned_config(a, b))
