@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for nt_examples
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for baselines
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -120,8 +121,13 @@ def main() -> None:
     x_jax = jnp.asarray(x.cpu().numpy())
     add_jitted = jax.jit(lambda p, q, r: small(p, q, r))
     add_jitted(x_jax, x_jax, x_jax).block_until_ready()
+    from baselines.add import add_kernel
+
     overheads = {
         "torch.add": host_microseconds(lambda: torch.add(x, x, out=z)),
+        "hand-written Triton kernel, launched directly": host_microseconds(
+            lambda: add_kernel[(1,)](x, x, z, 16, 1, 1, 1, BLOCK_SIZE=16)
+        ),
         "ninetoothed from torch": host_microseconds(lambda: small(x, x, z)),
         "ninetoothed from jax (jax.jit)": host_microseconds(
             lambda: add_jitted(x_jax, x_jax, x_jax)
