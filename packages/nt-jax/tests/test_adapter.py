@@ -23,8 +23,8 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_jax
 from ninetoothed import Tensor
+from ninetoothed.binding import bind_call
 from ninetoothed.errors import LaunchError
-from ninetoothed.launch import bind_call
 from nt_jax import adapter as adapter_module
 from nt_jax.adapter import JaxAdapter, TrampolineLayout, kernel_parameters, plan_triton_call
 

@@ -406,10 +406,23 @@ def _rebuild(
     raise TypeError(f"cannot substitute into {ast.unparse(node)}")
 
 
+def is_power_of_two(value: object) -> bool:
+    """Whether ``value`` is an ``int`` (not a ``bool``) that is a power of two.
+
+    The one test of the whole tree: pinned meta values, literal tile sizes and
+    tuning configurations are all checked with it.
+    """
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > 0
+        and value & (value - 1) == 0
+    )
+
+
 def _is_power_of_two(node: ast.expr, free: Mapping[str, Symbol]) -> bool:
     if isinstance(node, ast.Constant):
-        value = node.value
-        return isinstance(value, int) and value > 0 and value & (value - 1) == 0
+        return is_power_of_two(node.value)
     if isinstance(node, ast.Name):
         symbol = free.get(node.id)
         # Meta symbols are tuned over powers of two only (pinned values are

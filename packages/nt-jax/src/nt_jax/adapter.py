@@ -67,9 +67,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from ninetoothed.launch import BoundCall, bind_call
 from nt_triton import knobs
 from nt_triton.trampoline import Trampoline
 

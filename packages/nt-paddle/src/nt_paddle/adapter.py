@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import paddle
 
+from ninetoothed.binding import bind_call
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from ninetoothed.launch import bind_call
 from nt_triton import knobs
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
+from ninetoothed.binding import bind_call
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from ninetoothed.launch import bind_call
 from nt_triton import knobs
 
 

@@ -19,8 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec import KernelSpec
-from ninetoothed.symbol import Symbol, SymbolLike, evaluate_with, next_power_of_two
+from ninetoothed.ir import KernelSpec
+from ninetoothed.symbol import (
+    Symbol,
+    SymbolLike,
+    evaluate_with,
+    is_power_of_two,
+    next_power_of_two,
+)
 from nt_triton import knobs
 from nt_triton.codegen import PaddedSize
 
@@ -149,9 +155,7 @@ def _pinned(
             f"{spec.name}: a pinned configuration must give exactly the meta symbols "
             f"{sorted(spec.meta_symbols)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    odd = {
-        k: v for k, v in values.items() if not (isinstance(v, int) and v > 0 and v & (v - 1) == 0)
-    }
+    odd = {k: v for k, v in values.items() if not is_power_of_two(v)}
     if odd:
         raise CodegenError(
             f"{spec.name}: meta symbols take powers of two (tiles are powers of two); the pinned "

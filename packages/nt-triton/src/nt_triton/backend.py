@@ -11,7 +11,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec import KernelSpec
+from ninetoothed.ir import KernelSpec
 from nt_triton import autotune, cache, knobs
 from nt_triton.codegen import GeneratedSource, KernelWriter
 from nt_triton.launcher import compile_host, host_source

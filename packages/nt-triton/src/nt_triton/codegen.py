@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.errors import CodegenError
+from ninetoothed.ir import KernelSpec, Parameter
 from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
-from ninetoothed.spec import KernelSpec, Parameter
+from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike, next_power_of_two
 from ninetoothed.tensor import Binding, Tensor
 from nt_triton import inline
-from nt_triton.simplify import simplify
 
 PROGRAM_ID = "ninetoothed_program_id"
 INT64_FLAG = "ninetoothed_int64"

@@ -14,7 +14,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec import KernelSpec
+from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import Symbol, SymbolLike, next_power_of_two
 from nt_triton.codegen import INT64_FLAG, GeneratedSource, KernelWriter
 

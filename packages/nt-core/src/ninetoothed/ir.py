@@ -16,7 +16,7 @@ from typing import Any
 
 from ninetoothed.errors import ArrangementError
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
-from ninetoothed.tensor import Tensor
+from ninetoothed.tensor import VARIABLE_PREFIX, Tensor
 
 
 @dataclass(frozen=True)
@@ -154,10 +154,10 @@ def build_spec(
 
     symbols: dict[str, Symbol] = {}
     size_and_stride_names = {
-        f"{p.source.name}_{kind}_{dim}"
+        name
         for p in parameters
-        for kind in ("size", "stride")
         for dim in range(p.source.ndim)
+        for name in (p.source.size_string(dim), p.source.stride_string(dim))
     }
     for parameter in parameters:
         for level in parameter.arranged.levels():
@@ -168,7 +168,7 @@ def build_spec(
     symbols = {
         symbol_name: symbol
         for symbol_name, symbol in symbols.items()
-        if not symbol_name.startswith("ninetoothed_index_")
+        if not symbol_name.startswith(VARIABLE_PREFIX)
     }
     for source in sources:
         for dim, size in enumerate(source.shape):

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec import KernelSpec, ParameterCheck
+from ninetoothed.ir import KernelSpec, ParameterCheck
+from ninetoothed.symbol import is_power_of_two
 
 
 class BoundCall(NamedTuple):
@@ -143,7 +144,7 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
             )
-        if kind == "meta" and not _is_power_of_two(value):
+        if kind == "meta" and not is_power_of_two(value):
             raise LaunchError(
                 f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
                 f"two), got {value!r}"
@@ -156,12 +157,3 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             "constexpr and run-time symbols are given at call time, e.g. "
             f"{spec.name}(..., {sorted(missing)[0]}=...)"
         )
-
-
-def _is_power_of_two(value: object) -> bool:
-    return (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and value > 0
-        and value & (value - 1) == 0
-    )
