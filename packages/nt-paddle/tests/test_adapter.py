@@ -23,9 +23,10 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_paddle
 from ninetoothed import Tensor
+from ninetoothed.dtype import TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from nt_paddle import adapter as adapter_module
-from nt_paddle.adapter import TRITON_DTYPES, PaddleAdapter, PaddlePointer
+from nt_paddle.adapter import PaddleAdapter, PaddlePointer
 from nt_triton import knobs
 
 pytestmark = pytest.mark.interpreter_only

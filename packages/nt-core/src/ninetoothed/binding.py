@@ -2,8 +2,9 @@
 
 Every framework adapter runs the same checks, so they live here: argument
 count, which arguments are tensors and which scalars, ranks, declared sizes
-and dtypes, device agreement, and the keyword arguments that give constexpr
-and run-time symbols (or pin meta symbols, skipping auto-tuning).
+and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
+arguments that give constexpr and run-time symbols (or pin meta symbols,
+skipping auto-tuning).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck
@@ -85,6 +87,12 @@ def bind_call(
             raise LaunchError(
                 f"{spec.name}: parameter {check.name!r} expects dtype {check.dtype}, "
                 f"got {info.dtype}"
+            )
+        if info.dtype not in TRITON_DTYPES:
+            raise LaunchError(
+                f"{spec.name}: parameter {check.name!r} is a {framework} tensor of dtype "
+                f"{info.dtype}, which Triton kernels cannot take (supported: "
+                f"{', '.join(CANONICAL_NAMES)})"
             )
         if device is None:
             device, first_device_parameter = info.device, check.name

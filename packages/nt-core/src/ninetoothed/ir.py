@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import VARIABLE_PREFIX, Tensor
@@ -87,7 +88,7 @@ class KernelSpec:
                         for dim, size in enumerate(source.shape)
                         if isinstance(size, int)
                     ),
-                    dtype=None if declared is None else getattr(declared, "name", str(declared)),
+                    dtype=declared.name if isinstance(declared, DataType) else None,
                     fixed_value=source.value,
                 )
             )

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
 from ninetoothed.symbol import Symbol, SymbolLike, ceil_div, product
 
@@ -88,7 +89,9 @@ class Tensor:
     softmax input); ``shape_options`` (one dict, or one per dimension) is
     passed to each size symbol, e.g. ``{"constexpr": True, "upper_bound":
     128}``.  ``constexpr=True`` on a scalar makes it a compile-time value;
-    ``value`` fixes a constexpr scalar at ``make`` time.
+    ``value`` fixes a constexpr scalar at ``make`` time.  ``dtype`` declares
+    the element type calls must pass (``ninetoothed.float16``, ``ntl.float16``
+    or a framework's ``torch.float16``), kept as its canonical name.
     """
 
     def __init__(
@@ -139,7 +142,7 @@ class Tensor:
             for index, stride in enumerate(given_strides)
         )
         self._dims: tuple[Dim, ...] = tuple(Dim(_fresh_variable(), size) for size in sizes)
-        self._dtype: Any = dtype
+        self._dtype: Any = dtype if dtype is None or isinstance(dtype, Tensor) else canonical(dtype)
         self._bindings: dict[str, Binding] = {}
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self

@@ -68,6 +68,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ninetoothed.binding import BoundCall, bind_call
+from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_triton import knobs
@@ -76,25 +77,6 @@ from nt_triton.trampoline import Trampoline
 LAUNCHER_VARIABLE = "NINETOOTHED_JAX_LAUNCHER"
 """Environment variable choosing the GPU launcher: ``auto`` (default),
 ``jax-triton`` or ``callback`` (see the module docstring)."""
-
-SUPPORTED_DTYPES = frozenset(
-    {
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "bool",
-    }
-)
-"""Canonical dtype names Triton kernels take pointers to."""
 
 OUTPUT_PREFIX = "ninetoothed_output_"
 """Trampoline parameters receiving jax-triton's output pointers."""
@@ -178,7 +160,7 @@ class JaxAdapter:
 
     def _describe(self, obj: Any, device: str | None, *, with_pointer: bool) -> TensorInfo:
         shape = tuple(int(size) for size in obj.shape)
-        dtype = jnp.dtype(obj.dtype).name
+        dtype = name_of(obj.dtype)
         data_ptr = 0
         if _is_concrete(obj):
             devices = obj.devices()
@@ -370,14 +352,7 @@ def _roles(kernel: Any, bound: BoundCall) -> _Roles:
     read = set(getattr(kernel, "inputs", ()))
     outputs = [index for index, name in enumerate(names) if name in written]
     fresh = []
-    for index, (name, argument, info) in enumerate(
-        zip(names, bound.tensor_arguments, bound.tensors)
-    ):
-        if info.dtype not in SUPPORTED_DTYPES:
-            raise LaunchError(
-                f"{spec.name}: parameter {name!r} has dtype {info.dtype}, which Triton kernels "
-                f"do not take; supported: {', '.join(sorted(SUPPORTED_DTYPES))}"
-            )
+    for index, (name, argument) in enumerate(zip(names, bound.tensor_arguments)):
         is_struct = isinstance(argument, jax.ShapeDtypeStruct)
         if index in outputs:
             if is_struct and name in read:

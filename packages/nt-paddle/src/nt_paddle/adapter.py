@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import paddle
 
 from ninetoothed.binding import bind_call
+from ninetoothed.dtype import name_of
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_triton import knobs
@@ -35,42 +36,7 @@ from nt_triton import knobs
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["TRITON_DTYPES", "PaddleAdapter", "PaddlePointer"]
-
-TRITON_DTYPES: frozenset[str] = frozenset(
-    {
-        "bool",
-        "uint8",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "float8_e4m3fn",
-        "float8_e5m2",
-    }
-)
-"""Canonical dtype names of Paddle tensors that Triton kernels can take.
-
-Each is also a key of Triton's ``type_canonicalisation_dict``, which is how
-:class:`PaddlePointer`'s ``dtype`` gets its pointer type.  Paddle's other
-dtypes (``complex64``, ``complex128``) have no Triton element type.
-"""
-
-_DTYPE_NAMES: dict[Any, str] = {}
-"""Paddle dtype object -> canonical name, filled as dtypes are met (str() is slow)."""
-
-
-def _dtype_name(dtype: Any) -> str:
-    """``"float32"`` for ``paddle.float32`` (whose ``str`` is ``"paddle.float32"``)."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = str(dtype).rsplit(".", 1)[-1]
-        _DTYPE_NAMES[dtype] = name
-    return name
+__all__ = ["PaddleAdapter", "PaddlePointer"]
 
 
 def _device_name(place: Any) -> str:
@@ -138,7 +104,7 @@ class PaddleAdapter:
             shape=tuple(obj.shape),
             # Paddle reports strides in elements, like TensorInfo.
             strides=tuple(obj.strides),
-            dtype=_dtype_name(obj.dtype),
+            dtype=name_of(obj.dtype),
             device=_device_name(obj.place),
             data_ptr=obj.data_ptr(),
         )
@@ -169,13 +135,6 @@ class PaddleAdapter:
             # mixed.  Done only on failure, so calls that bind pay nothing.
             _raise_if_mixed(spec.name, args)
             raise
-        for parameter, info in zip(spec.tensor_parameters, bound.tensors):
-            if info.dtype not in TRITON_DTYPES:
-                raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} is a paddle tensor of dtype "
-                    f"{info.dtype}, which Triton kernels cannot take (supported: "
-                    f"{', '.join(sorted(TRITON_DTYPES))})"
-                )
         if knobs.interpreting():
             _launch_interpreted(kernel, bound.tensors, bound.tensor_arguments, bound.scalars)
             return

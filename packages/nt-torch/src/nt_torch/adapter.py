@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from ninetoothed.binding import bind_call
+from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_triton import knobs
@@ -35,7 +36,7 @@ class TorchAdapter:
         return TensorInfo(
             tuple(obj.shape),
             obj.stride(),
-            _dtype_name(obj.dtype),
+            name_of(obj.dtype),
             _device_name(obj.device),
             obj.data_ptr(),
         )
@@ -71,12 +72,6 @@ class TorchAdapter:
                 kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
             return
         kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
-
-
-@functools.cache
-def _dtype_name(dtype: torch.dtype) -> str:
-    """``torch.float16`` → ``"float16"`` (cached: this runs on every call)."""
-    return str(dtype).rsplit(".", 1)[-1]
 
 
 @functools.cache
