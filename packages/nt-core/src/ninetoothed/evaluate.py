@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ninetoothed.errors import ArrangementError
+from ninetoothed.mapping import Binding
 from ninetoothed.symbol import SymbolLike, evaluate_with
-from ninetoothed.tensor import Binding, Tensor
+from ninetoothed.tensor import Tensor
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from typing import Any
 
 from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
+from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
-from ninetoothed.tensor import VARIABLE_PREFIX, Tensor
+from ninetoothed.tensor import Tensor
 
 
 @dataclass(frozen=True)

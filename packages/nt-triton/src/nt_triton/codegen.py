@@ -21,9 +21,10 @@ from typing import Any
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import KernelSpec, Parameter
 from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
+from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike, next_power_of_two
-from ninetoothed.tensor import Binding, Tensor
+from ninetoothed.tensor import Tensor
 from nt_triton import inline
 
 PROGRAM_ID = "ninetoothed_program_id"
