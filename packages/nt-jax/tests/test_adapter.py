@@ -26,7 +26,7 @@ from ninetoothed import Tensor
 from ninetoothed.binding import bind_call
 from ninetoothed.errors import LaunchError
 from nt_jax import adapter as adapter_module
-from nt_jax.adapter import JaxAdapter, TrampolineLayout, kernel_parameters, plan_triton_call
+from nt_jax.adapter import JaxAdapter, TrampolineLayout, plan_triton_call
 
 pytestmark = pytest.mark.interpreter_only
 
@@ -426,7 +426,7 @@ def test_plan_autotuned_kernel_with_struct_output(version: tuple[int, ...]) -> N
         "z_size_0",
         "z_stride_0",
     ]
-    assert len(fake.configs) == len(generated.configs)
+    assert len(fake.configs) == len(generated.configurations)
     assert callable(plan.grid) and not plan.empty
     assert (plan.num_warps, plan.num_stages) == (None, None)
     assert plan.input_output_aliases == {}
@@ -450,7 +450,7 @@ def test_plan_aliased_read_write_output(version: tuple[int, ...]) -> None:
     )
     assert plan.grid == (3,) and not plan.empty
     assert plan.input_output_aliases == {1: 0}
-    config = generated.configs[0]
+    config = generated.configurations[0]
     assert (plan.num_warps, plan.num_stages) == (config.num_warps, config.num_stages)
     trailing = [n for n, _ in plan.layout.parameters if n.startswith("ninetoothed_output_")]
     assert trailing == (["ninetoothed_output_0"] if version < (0, 4) else [])
@@ -534,12 +534,22 @@ def test_plan_states_what_tritons_launcher_would_specialise(size: int, hinted: l
     np.testing.assert_allclose(z, z0 + x, rtol=1e-6)
 
 
-def test_kernel_parameters_reads_constexpr_annotations() -> None:
-    parameters = dict(kernel_parameters(kernel.generated.function))
-    assert parameters["x_pointer"] is False
-    assert parameters["ninetoothed_int64"] is True
+def test_plan_reads_constexpr_from_the_signature() -> None:
+    """The trampoline's constexpr parameters are the signature's, not parsed from source."""
+    generated, bound, roles = bind(kernel, (jnp.ones(4), jnp.ones(4), struct(4)))
+    plan = plan_triton_call(
+        generated,
+        bound,
+        roles,
+        jax_triton_version=(0, 4, 0),
+        trampoline=ADAPTER._trampoline,
+        autotune=FakeAutotune(),
+        config=FakeAutotune.config,
+    )
+    constexpr = {name for name, is_constexpr in plan.layout.parameters if is_constexpr}
+    assert constexpr == {p.name for p in generated.signature if p.constexpr}
     (meta,) = kernel.spec.meta_symbols
-    assert parameters[meta] is True
+    assert {"ninetoothed_int64", meta} <= constexpr and "x_pointer" not in constexpr
 
 
 # ---------------------------------------------------------------- the test-side helper

@@ -324,21 +324,22 @@ class RecordingKernel:
     """A stand-in for a generated kernel: the real spec, a launch that records."""
 
     def __init__(self, source: ninetoothed.Kernel = kernel) -> None:
+        self.real = source.generated
         self.spec = source.spec
-        self.source = source.generated.source
-        self.source_path = source.generated.source_path
+        self.source = self.real.source
+        self.source_path = self.real.source_path
         self.launches: list[dict[str, Any]] = []
 
-    def launch(self, tensors: Any, launch_args: Any, scalars: Any, stream: int) -> None:
-        self.launches.append(
-            {
-                "tensors": tensors,
-                "launch_args": launch_args,
-                "scalars": scalars,
-                "stream": stream,
-                "device": adapter_module.paddle.base.core.get_cuda_current_device_id(),
-            }
-        )
+    @property
+    def interpreting(self) -> bool:
+        return bool(self.real.interpreting)
+
+    def prepare(self, tensors: Any, launch_args: Any, scalars: Any) -> dict[str, Any]:
+        return {"tensors": tensors, "launch_args": launch_args, "scalars": scalars}
+
+    def launch(self, plan: dict[str, Any], stream: int = 0) -> None:
+        device = adapter_module.paddle.base.core.get_cuda_current_device_id()
+        self.launches.append({**plan, "stream": stream, "device": device})
 
 
 def _must_not_launch(*args: Any, **kwargs: Any) -> None:

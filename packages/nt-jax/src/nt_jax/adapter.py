@@ -72,14 +72,13 @@ from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_triton import knobs
+from nt_triton.abi import ParameterKind
+from nt_triton.codegen import naming
 from nt_triton.trampoline import Trampoline
 
 LAUNCHER_VARIABLE = "NINETOOTHED_JAX_LAUNCHER"
 """Environment variable choosing the GPU launcher: ``auto`` (default),
 ``jax-triton`` or ``callback`` (see the module docstring)."""
-
-OUTPUT_PREFIX = "ninetoothed_output_"
-"""Trampoline parameters receiving jax-triton's output pointers."""
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -262,7 +261,7 @@ class JaxAdapter:
                 if output is not None:
                     results.append(tensor)
                 launch_args.append(tensor)
-            kernel.launch(tensors, launch_args, scalars, 0)
+            kernel.launch(kernel.prepare(tensors, launch_args, scalars), 0)
             return tuple(_to_numpy(t) for t in results)
 
         return list(
@@ -301,7 +300,7 @@ class JaxAdapter:
                 output = output_of.get(index)
                 buffer = outs[output] if output is not None else ins[operand_of[index]]
                 launch_args.append(_buffer_to_torch(buffer))
-            kernel.launch(tensors, launch_args, scalars, stream)
+            kernel.launch(kernel.prepare(tensors, launch_args, scalars), stream)
 
         call = buffer_callback(callback, list(roles.out_shapes), input_output_aliases=aliases)
         return list(call(*operands))
@@ -381,36 +380,7 @@ def _check_shapes(kernel: Any, bound: BoundCall, roles: _Roles) -> None:
     agree when it computes the grid; callbacks run it again at execution time,
     where an error would surface as an opaque runtime failure.
     """
-    _, grid = kernel._host(bound.tensors, roles.arguments, bound.scalars)
-    _resolve_grid(kernel, bound, grid)
-
-
-def _resolve_grid(
-    kernel: Any, bound: BoundCall, grid: Any
-) -> tuple[tuple[int, ...], dict[str, Any]]:
-    """The grid for pinned meta symbols, or for the first configuration, and its meta values.
-
-    Auto-tuned kernels' grids are functions of the meta symbols; the shapes
-    agree for one configuration exactly when they agree for all, and so does
-    the grid's emptiness.
-    """
-    spec = kernel.spec
-    if not callable(grid):
-        return tuple(grid), {}
-    pinned = {name: int(bound.scalars[name]) for name in spec.meta_symbols if name in bound.scalars}
-    if pinned:
-        missing = set(spec.meta_symbols) - set(pinned)
-        if missing:
-            raise LaunchError(
-                f"{spec.name}: to skip auto-tuning give every meta symbol; missing "
-                f"{', '.join(sorted(missing))}"
-            )
-        from nt_triton import autotune as nt_autotune
-
-        meta = {**pinned, **nt_autotune._derived(kernel.generated.padded_sizes, pinned)}
-    else:
-        meta = dict(kernel.configs[0].kwargs())
-    return tuple(grid(meta)), meta
+    kernel.concrete_grid(kernel.prepare(bound.tensors, roles.arguments, bound.scalars))
 
 
 def _initial(roles: _Roles, output: int) -> Any:
@@ -549,23 +519,6 @@ class TritonCallPlan:
     """The grid has no programs: nothing to launch."""
 
 
-def kernel_parameters(function: Any) -> list[tuple[str, bool]]:
-    """``(name, is_constexpr)`` of each parameter of a Triton kernel function.
-
-    Read from the Python function's annotations, which works for both
-    ``JITFunction`` and the interpreter's ``InterpretedFunction``.
-    """
-    import inspect
-
-    python_function = getattr(function, "fn", function)
-    result = []
-    for parameter in inspect.signature(python_function).parameters.values():
-        annotation = parameter.annotation
-        text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-        result.append((parameter.name, str(text).rsplit(".", 1)[-1] == "constexpr"))
-    return result
-
-
 def plan_triton_call(
     kernel: Any,
     bound: BoundCall,
@@ -587,12 +540,10 @@ def plan_triton_call(
     """
     legacy = tuple(jax_triton_version) < (0, 4)
     spec = kernel.spec
-    tensor_names = [p.name for p in spec.tensor_parameters]
-    pointer_of = {f"{name}_pointer": index for index, name in enumerate(tensor_names)}
     output_of = dict(zip(roles.outputs, range(len(roles.outputs))))
 
-    arguments, grid = kernel._host(bound.tensors, roles.arguments, bound.scalars)
-    values = dict(zip(kernel.generated.parameters, arguments))
+    prepared = kernel.prepare(bound.tensors, roles.arguments, bound.scalars)
+    values = dict(zip((p.name for p in kernel.signature.host), prepared.arguments))
 
     positional: list[tuple[str, bool]] = []
     args: list[Any] = []
@@ -601,21 +552,23 @@ def plan_triton_call(
     metaparams: dict[str, Any] = {}
     call: list[str] = []
     multiple_of_16: list[str] = []
+    scalar_names: list[str] = []
     # tensor index -> its index in input_output_aliases: among the array
     # arguments (jax-triton 0.3), or among all positional arguments (0.4).
     array_position: dict[int, int] = {}
     array_count = 0
-    for name, constexpr in kernel_parameters(kernel.function):
-        if constexpr:
+    for parameter in kernel.signature:
+        name = parameter.name
+        if parameter.constexpr:
             constexprs.append((name, True))
             call.append(name)
             if name in values:
                 metaparams[name] = _plain(values[name])
             continue
-        index = pointer_of.get(name)
+        index = parameter.tensor_index if parameter.kind is ParameterKind.POINTER else None
         output = output_of.get(index) if index is not None else None
         if output is not None and roles.fresh[output]:
-            call.append(f"{OUTPUT_PREFIX}{output}")  # only jax-triton's output pointer
+            call.append(naming.output_pointer(output))  # only jax-triton's output pointer
             continue
         positional.append((name, False))
         call.append(name)
@@ -624,36 +577,36 @@ def plan_triton_call(
             array_count += 1
             args.append(values[name])
         else:
+            scalar_names.append(name)
             value = _scalar(values[name], legacy=legacy)
             if _multiple_of_16(value):
                 multiple_of_16.append(name)
             args.append(value)
     for output in range(len(roles.outputs)):
         if roles.fresh[output] or legacy:
-            trailing.append((f"{OUTPUT_PREFIX}{output}", False))
+            trailing.append((naming.output_pointer(output), False))
     aliases = {
         array_position[roles.outputs[output]]: output
         for output in range(len(roles.outputs))
         if not roles.fresh[output]
     }
     layout = TrampolineLayout(
-        name=f"{spec.name}_jax_triton",
+        name=naming.trampoline(spec.name, "jax_triton"),
         parameters=tuple(positional + trailing + constexprs),
         call=tuple(call),
         multiple_of_16=tuple(multiple_of_16),
     )
     function = trampoline(kernel, layout)
 
-    resolved, meta = _resolve_grid(kernel, bound, grid)
+    resolved, meta = kernel.concrete_grid(prepared)
     empty = _programs(resolved) == 0
-    configs = list(kernel.configs)
-    pinned = any(name in bound.scalars for name in spec.meta_symbols)
-    if pinned:
+    configs = list(kernel.configurations)
+    grid: Any = prepared.grid
+    if prepared.meta is not None:
         metaparams.update(meta)
         grid = resolved
         launched = function
-        num_warps = spec.options.get("num_warps") or 4
-        num_stages = spec.options.get("num_stages") or 3
+        num_warps, num_stages = kernel.launch_options
     elif spec.meta_symbols:
         if autotune is None or config is None:
             import triton
@@ -667,8 +620,7 @@ def plan_triton_call(
         # stays a function of each configuration's meta values.  The key names
         # every scalar argument (sizes, strides), which jax-triton 0.3 warns
         # about otherwise; each compiled program is tuned once either way.
-        key = [name for name, _ in positional if pointer_of.get(name) is None]
-        launched = autotune(configs=triton_configs, key=key)(function)
+        launched = autotune(configs=triton_configs, key=scalar_names)(function)
         num_warps = num_stages = None  # each configuration carries its own
     else:
         launched = function

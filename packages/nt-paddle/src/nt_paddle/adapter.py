@@ -148,7 +148,7 @@ class PaddleAdapter:
         pointers = [PaddlePointer(info.data_ptr, info.dtype) for info in bound.tensors]
         stream = self.current_stream(device)
         with _cuda_device(_device_index(device)):
-            kernel.launch(bound.tensors, pointers, bound.scalars, stream)
+            kernel.launch(kernel.prepare(bound.tensors, pointers, bound.scalars), stream)
 
 
 def _device_index(device: str) -> int:
@@ -257,7 +257,7 @@ def _launch_interpreted(
             info._replace(strides=tuple(converted.stride()), data_ptr=converted.data_ptr())
         )
         staged.append((tensor, converted, name))
-    kernel.launch(infos, launch_args, scalars, 0)
+    kernel.launch(kernel.prepare(infos, launch_args, scalars), 0)
     written = getattr(kernel, "outputs", None)
     for tensor, converted, name in staged:
         if written is None or name in written:

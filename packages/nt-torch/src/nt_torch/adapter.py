@@ -59,7 +59,7 @@ class TorchAdapter:
         )
         device = bound.device
         if knobs.interpreting():
-            kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
+            kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)
             return
         if not device.startswith("cuda"):
             raise LaunchError(
@@ -69,9 +69,11 @@ class TorchAdapter:
         index = int(device.split(":")[1])
         if torch.cuda.current_device() != index:
             with torch.cuda.device(index):
-                kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
+                kernel.launch(
+                    kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0
+                )
             return
-        kernel.launch(bound.tensors, bound.tensor_arguments, bound.scalars, 0)
+        kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)
 
 
 @functools.cache
