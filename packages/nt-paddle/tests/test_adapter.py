@@ -151,8 +151,8 @@ def test_describe_rejects_sparse_tensors() -> None:
         ADAPTER.describe(sparse)
 
 
-def test_current_stream_on_cpu_is_zero() -> None:
-    assert ADAPTER.current_stream("cpu") == 0
+def test_launch_stream_on_cpu_is_zero() -> None:
+    assert ADAPTER.launch_stream("cpu") == 0
 
 
 # kernels -------------------------------------------------------------------
@@ -419,8 +419,8 @@ def test_gpu_launch_rejects_complex_before_launching(fake_gpu: dict[str, Any]) -
     assert recorder.launches == [] and fake_gpu["stream_devices"] == []
 
 
-def test_current_stream_asks_paddle_for_the_device(fake_gpu: dict[str, Any]) -> None:
-    assert ADAPTER.current_stream("cuda:3") == 0xC0FFEE
+def test_launch_stream_asks_paddle_for_the_device(fake_gpu: dict[str, Any]) -> None:
+    assert ADAPTER.launch_stream("cuda:3") == 0xC0FFEE
     assert fake_gpu["stream_devices"] == ["gpu:3"]
 
 
