@@ -184,7 +184,7 @@ def build_spec(
         if not (s.meta or s.constexpr) and n not in size_and_stride_names
     }
     return KernelSpec(
-        name=name or getattr(application, "__name__", "kernel"),
+        name=name or str(getattr(application, "__name__", "kernel")),
         parameters=tuple(parameters),
         application=application,
         grid=grid,

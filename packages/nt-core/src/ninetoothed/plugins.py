@@ -120,7 +120,7 @@ def codegen_backend(name: str = "triton") -> CodegenBackend:
     Raises :class:`~ninetoothed.errors.BackendNotFoundError`, naming the
     distribution to install, when no plugin provides it.
     """
-    backend = plugin_manager().hook.ninetoothed_codegen_backend(name=name)
+    backend: CodegenBackend | None = plugin_manager().hook.ninetoothed_codegen_backend(name=name)
     if backend is not None:
         return backend
     distribution = _BACKEND_DISTRIBUTIONS.get(name)
@@ -236,10 +236,10 @@ def _loader(target: str) -> Callable[[], FrameworkAdapter]:
 def _find_adapter(obj: object) -> FrameworkAdapter | None:
     """The adapter recognising ``obj``, memoised by type, or ``None``."""
     cls = type(obj)
-    adapter = _adapter_by_type.get(cls)
-    if adapter is not None:
-        return adapter
-    adapter = plugin_manager().hook.ninetoothed_framework_adapter(obj=obj)
+    cached = _adapter_by_type.get(cls)
+    if cached is not None:
+        return cached
+    adapter: FrameworkAdapter | None = plugin_manager().hook.ninetoothed_framework_adapter(obj=obj)
     if adapter is not None:
         _adapter_by_type[cls] = adapter
     return adapter

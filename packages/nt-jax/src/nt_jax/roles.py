@@ -77,7 +77,9 @@ def roles(kernel: GeneratedKernel, bound: BoundCall) -> Roles:
                 "jax.ShapeDtypeStruct"
             )
     out_shapes = [
-        jax.ShapeDtypeStruct(bound.tensors[i].shape, bound.tensor_arguments[i].dtype)
+        jax.ShapeDtypeStruct(  # type: ignore[no-untyped-call]
+            bound.tensors[i].shape, bound.tensor_arguments[i].dtype
+        )
         for i in outputs
     ]
     return Roles(list(bound.tensor_arguments), outputs, fresh, out_shapes)

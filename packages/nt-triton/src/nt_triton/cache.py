@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -47,7 +48,7 @@ def store(source: str, stem: str) -> Path:
     return path
 
 
-def load(path: Path, injected: dict[str, Any]) -> ModuleType:
+def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     """Import the module at ``path``, with ``injected`` names defined first."""
     spec = importlib.util.spec_from_file_location(f"ninetoothed_generated_{path.stem}", path)
     assert spec is not None and spec.loader is not None

@@ -89,8 +89,8 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             lines.append(f"    {strides}, = {n.HOST_TENSORS}[{index}].strides")
     signature = generated.signature
     given = signature.of_kind(ParameterKind.SCALAR) + signature.of_kind(ParameterKind.SYMBOL)
-    for parameter in given:
-        lines.append(f"    {parameter.name} = {n.HOST_SCALARS}[{parameter.name!r}]")
+    for value in given:
+        lines.append(f"    {value.name} = {n.HOST_SCALARS}[{value.name!r}]")
     # 64-bit offsets only where some tensor's largest offset needs them.
     extents = []
     for parameter in tensors:

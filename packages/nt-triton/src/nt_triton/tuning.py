@@ -23,7 +23,7 @@ from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import (
     Symbol,
     SymbolLike,
-    evaluate_with,
+    evaluate,
     is_power_of_two,
     next_power_of_two,
 )
@@ -150,7 +150,7 @@ def derived_meta_values(signature: KernelSignature, values: Mapping[str, int]) -
     for parameter in signature.meta:
         size = parameter.expression
         if isinstance(size, Symbol) and size.names() <= set(values):
-            extra[parameter.name] = next_power_of_two(int(evaluate_with(size, values)))  # type: ignore[call-overload]
+            extra[parameter.name] = next_power_of_two(int(evaluate(size, values)))
     return extra
 
 
@@ -227,7 +227,7 @@ def _tile_elements(shape: Sequence[SymbolLike], values: Mapping[str, int]) -> in
         if isinstance(size, Symbol):
             if not size.names() <= set(values):
                 continue
-            size = next_power_of_two(int(evaluate_with(size, values)))  # type: ignore[arg-type]
+            size = next_power_of_two(int(evaluate(size, values)))
         elements *= max(1, int(size))
     return elements
 

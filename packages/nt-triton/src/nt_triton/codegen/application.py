@@ -133,7 +133,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 del self.cache[key]
 
     # -- values -----------------------------------------------------------
-    def value(self, node: ast.expr) -> Any:
+    def value(self, node: ast.expr) -> object:
         """Resolve a name/attribute/subscript chain to a description or an expression."""
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             parameter = self.context.parameters.get(node.id)
@@ -174,7 +174,7 @@ class ApplicationRewriter(ast.NodeTransformer):
         items = [self.visit(item) for item in items]
         return View(view.parameter, view.depth + 1, (*view.indices, tuple(items)))
 
-    def materialize(self, value: Any, node: ast.expr) -> ast.expr:
+    def materialize(self, value: object, node: ast.expr) -> ast.expr:
         """Turn a resolved value into code (a view becomes a load)."""
         if isinstance(value, View):
             return self.load(value)
@@ -188,8 +188,8 @@ class ApplicationRewriter(ast.NodeTransformer):
             raise CodegenError(
                 f"{self.spec.name}: {ast.unparse(node)} is a tensor description, not a value"
             )
-        result: ast.expr = value
-        return result
+        assert isinstance(value, ast.expr)
+        return value
 
     def target_view(self, target: ast.expr) -> View | None:
         """The view an assignment target stores into, or None for a plain local."""

@@ -51,9 +51,10 @@ def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
     function = inline.resolve(node.func, local)
     if function not in (float, int, bool) or node.keywords:
         return None
-    if not all(isinstance(arg, ast.Constant) for arg in node.args):
+    constants = [arg.value for arg in node.args if isinstance(arg, ast.Constant)]
+    if len(constants) != len(node.args):
         return None
-    value = function(*(arg.value for arg in node.args))  # type: ignore[union-attr]
+    value = function(*constants)
     if isinstance(value, float) and value != value:  # NaN has no literal
         return None
     return ast.Constant(value)
