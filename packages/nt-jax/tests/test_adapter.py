@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -558,9 +557,6 @@ def test_plan_reads_constexpr_from_the_signature() -> None:
 
 def jax_support() -> Any:
     """``tests/support/jax_support.JaxSupport``, the cross-package tests' JAX helper."""
-    tests = str(Path(__file__).resolve().parents[3] / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
     from support.jax_support import JaxSupport
 
     return JaxSupport()

@@ -72,10 +72,6 @@ def test_pinned_meta_values_must_be_powers_of_two():
 def test_one_configuration_fits_float32_shared_memory(monkeypatch):
     """A kernel with a pipelined loop keeps a configuration that fits 4-byte elements."""
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     from nt_examples import matmul
 
     kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
