@@ -47,7 +47,8 @@ def bind_call(
 
     Raises :class:`LaunchError` naming the parameter and what was expected.
     Everything that does not depend on the arguments comes precomputed from
-    ``spec.call_checks``: this runs on every kernel call.
+    ``spec.call_checks``: this runs on every kernel call, which is also why
+    the per-tensor checks stay inline rather than in helper functions.
     """
     checks = spec.call_checks
     if len(args) != len(checks):

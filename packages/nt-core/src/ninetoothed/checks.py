@@ -40,6 +40,24 @@ def check_length(
         )
 
 
+def check_rank(ndim: int | None, shape: Sequence[Any] | None) -> int:
+    """A new tensor's number of dimensions, from ``ndim`` and/or ``shape``, which must agree."""
+    if shape is None and ndim is None:
+        raise MetaOperationError(
+            "Tensor needs ndim or shape, e.g. Tensor(2) or Tensor(shape=(4, 8))"
+        )
+    if shape is not None and ndim is not None and len(shape) != ndim:
+        raise MetaOperationError(
+            f"Tensor: ndim={ndim} disagrees with shape {tuple(shape)} of {len(shape)} dimensions"
+        )
+    if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
+        raise MetaOperationError(f"Tensor: ndim must be a non-negative int, got {ndim!r}")
+    if shape is not None:
+        return len(shape)
+    assert ndim is not None
+    return ndim
+
+
 def check_size(value: Any, parameter: str, index: int, positive: bool = False) -> None:
     """``value`` is a Symbol or a non-negative (``positive``: positive) int."""
     if isinstance(value, Symbol):

@@ -33,6 +33,7 @@ from typing import Any
 from ninetoothed.checks import (
     as_sequence,
     check_length,
+    check_rank,
     check_size,
     is_literal,
     is_minus_one,
@@ -84,31 +85,11 @@ class Tensor:
         value: Any = None,
         strides: Sequence[SymbolLike | None] | None = None,
     ) -> None:
-        if shape is None and ndim is None:
-            raise MetaOperationError(
-                "Tensor needs ndim or shape, e.g. Tensor(2) or Tensor(shape=(4, 8))"
-            )
-        if shape is not None and ndim is not None and len(shape) != ndim:
-            raise MetaOperationError(
-                f"Tensor: ndim={ndim} disagrees with shape {tuple(shape)} "
-                f"of {len(shape)} dimensions"
-            )
-        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
-            raise MetaOperationError(f"Tensor: ndim must be a non-negative int, got {ndim!r}")
-        ndim = len(shape) if shape is not None else ndim
-        assert ndim is not None
+        ndim = check_rank(ndim, shape)
         if name is not None and not name.isidentifier():
             raise MetaOperationError(f"Tensor: name must be a Python identifier, got {name!r}")
         self.name: str = name if name is not None else f"ninetoothed_tensor_{next(_tensor_ids)}"
-        options = per_dim_options(shape_options, ndim)
-        given = tuple(shape) if shape is not None else (None,) * ndim
-        sizes: list[SymbolLike] = []
-        for index, size in enumerate(given):
-            if size is None:
-                sizes.append(Symbol(self.size_string(index), **options[index]))
-            else:
-                check_size(size, "shape", index)
-                sizes.append(size)
+        sizes = self._sizes(shape, per_dim_options(shape_options, ndim), ndim)
         given_strides = tuple(strides) if strides is not None else (None,) * ndim
         if len(given_strides) != ndim:
             raise MetaOperationError(
@@ -131,6 +112,20 @@ class Tensor:
                 f"Tensor {self.name}: constexpr/value apply to scalars, i.e. Tensor(0)"
             )
         self.source_variables: tuple[str, ...] = tuple(dim.variable for dim in self._dims)
+
+    def _sizes(
+        self, shape: Sequence[SymbolLike | None] | None, options: list[dict[str, Any]], ndim: int
+    ) -> list[SymbolLike]:
+        """The given sizes, with a fresh size symbol wherever none is given."""
+        given = tuple(shape) if shape is not None else (None,) * ndim
+        sizes: list[SymbolLike] = []
+        for index, size in enumerate(given):
+            if size is None:
+                sizes.append(Symbol(self.size_string(index), **options[index]))
+            else:
+                check_size(size, "shape", index)
+                sizes.append(size)
+        return sizes
 
     # ---------------------------------------------------------------- naming
     def size_string(self, dim: int) -> str:

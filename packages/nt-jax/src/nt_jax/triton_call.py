@@ -135,24 +135,37 @@ def plan_triton_call(
         plan.grid = resolved
         plan.num_warps, plan.num_stages = kernel.launch_options
     elif kernel.spec.meta_symbols:
-        if autotune is None or config is None:
-            import triton
-
-            autotune = autotune or triton.autotune
-            config = config or triton.Config
-        triton_configs = [
-            config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
-            for c in kernel.configurations
-        ]
-        # Tuned by jax-triton when the compiled program first runs; the grid
-        # stays a function of each configuration's meta values.  The key names
-        # every scalar argument (sizes, strides), which jax-triton 0.3 warns
-        # about otherwise; each compiled program is tuned once either way.
-        plan.kernel = autotune(configs=triton_configs, key=layout.scalar_names)(function)
+        plan.kernel = _autotuned(kernel, function, layout.scalar_names, autotune, config)
     else:
         first = kernel.configurations[0]
         plan.num_warps, plan.num_stages = first.num_warps, first.num_stages
     return plan
+
+
+def _autotuned(
+    kernel: TritonKernel,
+    function: Any,
+    key: list[str],
+    autotune: Callable[..., Any] | None,
+    config: Callable[..., Any] | None,
+) -> Any:
+    """The trampoline wrapped in ``triton.autotune`` over the kernel's configurations.
+
+    Tuned by jax-triton when the compiled program first runs; the grid stays
+    a function of each configuration's meta values.  The key names every
+    scalar argument (sizes, strides), which jax-triton 0.3 warns about
+    otherwise; each compiled program is tuned once either way.
+    """
+    if autotune is None or config is None:
+        import triton
+
+        autotune = autotune or triton.autotune
+        config = config or triton.Config
+    triton_configs = [
+        config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
+        for c in kernel.configurations
+    ]
+    return autotune(configs=triton_configs, key=key)(function)
 
 
 @dataclass

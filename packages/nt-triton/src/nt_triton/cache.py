@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from nt_triton import knobs
+from nt_triton.codegen import naming
 
 
 def content_hash(source: str) -> str:
@@ -50,7 +51,7 @@ def store(source: str, stem: str) -> Path:
 
 def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     """Import the module at ``path``, with ``injected`` names defined first."""
-    spec = importlib.util.spec_from_file_location(f"ninetoothed_generated_{path.stem}", path)
+    spec = importlib.util.spec_from_file_location(naming.module(path.stem), path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)

@@ -200,30 +200,33 @@ def inline_call(
             statements.append(ast.Assign(targets=[target], value=argument, lineno=0))
     for name in local_names(definition) - set(signature.parameters):
         renames[name] = naming.inlined_local(name, suffix)
-    body = definition.body
-    result: ast.expr | None = None
-    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
-    if returns:
-        if len(returns) > 1 or body[-1] is not returns[0]:
-            raise CodegenError(
-                f"cannot inline {callee.__name__}: a helper may only return once, at its end"
-            )
-        body = body[:-1]
-        if returns[0].value is not None:
-            result_name = naming.inline_result(callee.__name__, suffix)
-            body = [
-                *body,
-                ast.Assign(
-                    targets=[ast.Name(id=result_name, ctx=ast.Store())],
-                    value=returns[0].value,
-                    lineno=0,
-                ),
-            ]
-            result = ast.Name(id=result_name, ctx=ast.Load())
+    body, result = _return_as_assignment(callee, definition, suffix)
     renamed = [_Renamer(renames).visit(statement) for statement in body]
     inner = Inliner(local_names(definition) | set(renames.values()), depth)
     statements.extend(inner.inline_body(renamed))
     return statements, result
+
+
+def _return_as_assignment(
+    callee: types.FunctionType, definition: ast.FunctionDef, suffix: str
+) -> tuple[list[ast.stmt], ast.expr | None]:
+    """The helper's body with its final ``return value`` made an assignment, and
+    the name the value is assigned to (``None`` when it returns nothing)."""
+    body = definition.body
+    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
+    if not returns:
+        return body, None
+    if len(returns) > 1 or body[-1] is not returns[0]:
+        raise CodegenError(
+            f"cannot inline {callee.__name__}: a helper may only return once, at its end"
+        )
+    value = returns[0].value
+    if value is None:
+        return body[:-1], None
+    result_name = naming.inline_result(callee.__name__, suffix)
+    target = ast.Name(id=result_name, ctx=ast.Store())
+    assignment = ast.Assign(targets=[target], value=value, lineno=0)
+    return [*body[:-1], assignment], ast.Name(id=result_name, ctx=ast.Load())
 
 
 class _Renamer(ast.NodeTransformer):

@@ -110,6 +110,11 @@ def helper(name: str) -> str:
     return f"{PREFIX}helper_{identifier(name)}"
 
 
+def module(stem: str) -> str:
+    """The Python module name a cached source file ``stem.py`` is loaded under."""
+    return f"{PREFIX}generated_{stem}"
+
+
 LIBDEVICE = "libdevice"
 """The module name libdevice is imported under."""
 
