@@ -334,6 +334,12 @@ def test_cpu_arrays_without_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> 
         kernel(jnp.ones(4), jnp.ones(4), struct(4))
 
 
+def test_interpreter_without_torch_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    with pytest.raises(LaunchError, match=r"needs PyTorch.*nt-jax\[interpreter\]"):
+        kernel(jnp.ones(4), jnp.ones(4), struct(4))
+
+
 def test_missing_jax_triton_names_the_gpu_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jax_triton", None)
     with pytest.raises(LaunchError, match=r"nt-jax\[gpu\]"):
