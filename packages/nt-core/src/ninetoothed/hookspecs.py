@@ -194,7 +194,7 @@ class FrameworkAdapter(Protocol):
         """Validate ``args``/``kwargs`` against ``kernel.spec`` and launch.
 
         Returns ``None`` for in-place frameworks (PyTorch, PaddlePaddle), the
-        outputs for functional ones (JAX).  :class:`ninetoothed.adapter.InPlaceAdapter`
+        outputs for functional ones (JAX).  :class:`ninetoothed.adapter.Adapter`
         implements it for in-place frameworks.
         """
 
