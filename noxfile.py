@@ -40,7 +40,12 @@ CPU_REQUIREMENTS = [
 ]
 """Third-party packages of the CPU test environment."""
 
-LINT_REQUIREMENTS = ["ruff==0.17.6"]
+LINT_REQUIREMENTS = ["ruff==0.17.6", "mypy==2.4.1"]
+
+TYPECHECK_REQUIREMENTS = ["torch==2.13.0", "jax[cpu]", "numpy", "pluggy", "pytest"]
+"""Typed third-party packages mypy reads. Triton, jax-triton and Paddle ship no
+types and are left out (pyproject.toml tells mypy to skip them); the packages
+of this repository are read from packages/*/src."""
 
 CPU_ENV = {"TRITON_INTERPRET": "1", "JAX_PLATFORMS": "cpu"}
 """Run Triton kernels in its interpreter and keep JAX from probing for GPUs."""
@@ -91,11 +96,13 @@ def gpu(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check style and formatting with ruff (no changes made)."""
+    """Check style and formatting with ruff, and types with mypy (no changes made)."""
     isolate(session)
-    session.install(*LINT_REQUIREMENTS)
+    session.install(*LINT_REQUIREMENTS, *TYPECHECK_REQUIREMENTS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # Strict on packages/*/src and the conformance tests (pyproject.toml).
+    session.run("mypy")
 
 
 @nox.session

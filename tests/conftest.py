@@ -9,14 +9,8 @@ is not installed, runs the matrix.
 from __future__ import annotations
 
 import importlib
-import sys
-from pathlib import Path
 
 import pytest
-
-# tests/ holds the framework helpers (support); the root holds nt_examples.
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent))
 
 FRAMEWORKS = {
     "torch": ("torch", "support.torch_support", "TorchSupport"),

@@ -44,20 +44,22 @@ COMPILE = textwrap.dedent(
 
     module_name, attribute, element = sys.argv[1:]
     kernel = getattr(importlib.import_module("nt_examples." + module_name), attribute)
-    function = kernel.generated.function
-    generated = kernel.generated.generated
-    values = dict(kernel.generated.configs[0].kwargs())
+    generated = kernel.generated
+    function = generated.function
+    values = dict(generated.configurations[0].kwargs())
     signature, constants = {}, {}
-    for index, name in enumerate(function.arg_names):
-        if name.endswith("_pointer"):
+    for index, parameter in enumerate(generated.signature):
+        name = parameter.name
+        if parameter.kind == "pointer":
             signature[name] = "*" + element
-        elif name in generated.constexpr_parameters or name in values:
+        elif parameter.constexpr:
             signature[name] = "constexpr"
-            constants[(index,)] = values.get(name, False if name == "ninetoothed_int64" else 32)
-        elif name in ("scale", "alpha", "beta"):
+            constants[(index,)] = values.get(name, False if parameter.kind == "int64_flag" else 32)
+        elif parameter.kind == "scalar":
             signature[name] = "fp32"
         else:
             signature[name] = "i32"
+    assert list(signature) == list(function.arg_names)
     compiled = triton.compile(
         ASTSource(function, signature, constants), target=GPUTarget("cuda", 90, 32)
     )

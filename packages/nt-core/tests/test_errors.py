@@ -10,7 +10,7 @@ import pytest
 from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import ArrangementError, MetaOperationError, NineToothedError
 from ninetoothed.evaluate import evaluate
-from ninetoothed.spec import build_spec
+from ninetoothed.ir import build_spec
 
 
 def matrix(name="x", shape=(4, 8)):

@@ -20,7 +20,7 @@ import pytest
 import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.errors import ArrangementError
-from ninetoothed.spec import build_spec
+from ninetoothed.ir import build_spec
 from ninetoothed.symbol import evaluate
 
 SOURCE_ROOT = Path(ninetoothed.__file__).resolve().parents[1]

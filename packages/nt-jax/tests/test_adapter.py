@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -23,10 +22,12 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_jax
 from ninetoothed import Tensor
+from ninetoothed.binding import bind_call
 from ninetoothed.errors import LaunchError
-from ninetoothed.launch import bind_call
-from nt_jax import adapter as adapter_module
-from nt_jax.adapter import JaxAdapter, TrampolineLayout, kernel_parameters, plan_triton_call
+from nt_jax import triton_call
+from nt_jax.adapter import JaxAdapter
+from nt_jax.roles import roles
+from nt_jax.triton_call import TrampolineLayout, plan_triton_call, trampoline_for
 
 pytestmark = pytest.mark.interpreter_only
 
@@ -111,7 +112,7 @@ def test_package_reexports_make_and_jit() -> None:
     assert nt_jax.make is ninetoothed.make
     assert nt_jax.jit is ninetoothed.jit
     assert nt_jax.__version__ == "0.1.0"
-    assert (ADAPTER.name, ADAPTER.distribution, ADAPTER.functional) == ("jax", "nt-jax", True)
+    assert (ADAPTER.name, ADAPTER.distribution) == ("jax", "nt-jax")
 
 
 # ---------------------------------------------------------------- calls
@@ -199,7 +200,7 @@ def test_bfloat16_round_trip() -> None:
 
 def test_buffer_callback_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
     """The launcher used on a GPU without jax-triton, run under the interpreter."""
-    monkeypatch.setenv(adapter_module.LAUNCHER_VARIABLE, "callback")
+    monkeypatch.setenv(triton_call.LAUNCHER_VARIABLE, "callback")
     x, y = data(70), data(70)
     s, d = two_outputs(jnp.asarray(x), jnp.asarray(y), struct(70), jnp.zeros(70, jnp.float32))
     np.testing.assert_allclose(np.asarray(s), x + y, rtol=1e-6)
@@ -210,7 +211,7 @@ def test_buffer_callback_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bad_launcher_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(adapter_module.LAUNCHER_VARIABLE, "cuda-graphs")
+    monkeypatch.setenv(triton_call.LAUNCHER_VARIABLE, "cuda-graphs")
     with pytest.raises(LaunchError, match="NINETOOTHED_JAX_LAUNCHER"):
         kernel(jnp.ones(4), jnp.ones(4), struct(4))
 
@@ -259,7 +260,6 @@ def test_recognizes() -> None:
     assert ADAPTER.recognizes(struct(1))
     assert not ADAPTER.recognizes(np.zeros(1))
     assert not ADAPTER.recognizes(torch.zeros(1))
-    assert ADAPTER.current_stream("cpu") == 0
 
 
 # ---------------------------------------------------------------- errors
@@ -334,12 +334,18 @@ def test_cpu_arrays_without_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> 
         kernel(jnp.ones(4), jnp.ones(4), struct(4))
 
 
+def test_interpreter_without_torch_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
+    with pytest.raises(LaunchError, match=r"needs PyTorch.*nt-jax\[interpreter\]"):
+        kernel(jnp.ones(4), jnp.ones(4), struct(4))
+
+
 def test_missing_jax_triton_names_the_gpu_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jax_triton", None)
     with pytest.raises(LaunchError, match=r"nt-jax\[gpu\]"):
-        adapter_module._import_jax_triton("application")
-    monkeypatch.delenv(adapter_module.LAUNCHER_VARIABLE, raising=False)
-    assert adapter_module._launcher() == "callback"
+        triton_call.import_jax_triton("application")
+    monkeypatch.delenv(triton_call.LAUNCHER_VARIABLE, raising=False)
+    assert triton_call.gpu_launcher() == "callback"
 
 
 # ---------------------------------------------------------------- the jax-triton plan
@@ -355,7 +361,7 @@ def bind(kernel_: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
         recognizes=ADAPTER.recognizes,
         describe=ADAPTER.describe,
     )
-    return generated, bound, adapter_module._roles(generated, bound)
+    return generated, bound, roles(generated, bound)
 
 
 class FakeAutotune:
@@ -414,7 +420,7 @@ def test_plan_autotuned_kernel_with_struct_output(version: tuple[int, ...]) -> N
         bound,
         roles,
         jax_triton_version=version,
-        trampoline=ADAPTER._trampoline,
+        trampoline=trampoline_for,
         autotune=fake,
         config=fake.config,
     )
@@ -426,7 +432,7 @@ def test_plan_autotuned_kernel_with_struct_output(version: tuple[int, ...]) -> N
         "z_size_0",
         "z_stride_0",
     ]
-    assert len(fake.configs) == len(generated.configs)
+    assert len(fake.configs) == len(generated.configurations)
     assert callable(plan.grid) and not plan.empty
     assert (plan.num_warps, plan.num_stages) == (None, None)
     assert plan.input_output_aliases == {}
@@ -446,11 +452,11 @@ def test_plan_aliased_read_write_output(version: tuple[int, ...]) -> None:
     x, z0 = data(40), data(40)
     generated, bound, roles = bind(accumulate, (jnp.asarray(x), jnp.asarray(z0)))
     plan = plan_triton_call(
-        generated, bound, roles, jax_triton_version=version, trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=version, trampoline=trampoline_for
     )
     assert plan.grid == (3,) and not plan.empty
     assert plan.input_output_aliases == {1: 0}
-    config = generated.configs[0]
+    config = generated.configurations[0]
     assert (plan.num_warps, plan.num_stages) == (config.num_warps, config.num_stages)
     trailing = [n for n, _ in plan.layout.parameters if n.startswith("ninetoothed_output_")]
     assert trailing == (["ninetoothed_output_0"] if version < (0, 4) else [])
@@ -463,7 +469,7 @@ def test_plan_scalars_pinned_meta_and_float_typing() -> None:
     (meta,) = scale.spec.meta_symbols
     generated, bound, roles = bind(scale, (jnp.asarray(x), 2.5, struct(50)), {meta: 16})
     legacy = plan_triton_call(
-        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=trampoline_for
     )
     assert legacy.grid == (4,) and legacy.metaparams[meta] == 16
     assert legacy.num_warps == 4 and legacy.num_stages == 3
@@ -472,7 +478,7 @@ def test_plan_scalars_pinned_meta_and_float_typing() -> None:
     (z,) = simulate_jax_triton(legacy, (0, 3, 1), {})
     np.testing.assert_allclose(z, x * 2.5, rtol=1e-6)
     current = plan_triton_call(
-        generated, bound, roles, jax_triton_version=(0, 4, 0), trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=(0, 4, 0), trampoline=trampoline_for
     )
     scalars = [a for a in current.args if not isinstance(a, jax.Array)]
     assert 2.5 in scalars and not any(isinstance(a, np.float32) for a in scalars)
@@ -485,7 +491,7 @@ def test_plan_empty_grid_and_shape_mismatch() -> None:
         bound,
         roles,
         jax_triton_version=(0, 3, 1),
-        trampoline=ADAPTER._trampoline,
+        trampoline=trampoline_for,
         autotune=FakeAutotune(),
         config=FakeAutotune.config,
     )
@@ -493,7 +499,7 @@ def test_plan_empty_grid_and_shape_mismatch() -> None:
     generated, bound, roles = bind(accumulate, (jnp.ones(64), jnp.ones(16)))
     with pytest.raises(LaunchError, match="outermost shape"):
         plan_triton_call(
-            generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+            generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=trampoline_for
         )
 
 
@@ -508,10 +514,10 @@ def test_trampoline_source_and_cache() -> None:
     assert "    ninetoothed_kernel(a, ninetoothed_output_0, B)\n" in source
     generated, bound, roles = bind(accumulate, (jnp.ones(16), jnp.ones(16)))
     first = plan_triton_call(
-        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=trampoline_for
     )
     again = plan_triton_call(
-        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=trampoline_for
     )
     assert first.kernel is again.kernel
 
@@ -523,7 +529,7 @@ def test_plan_states_what_tritons_launcher_would_specialise(size: int, hinted: l
     x, z0 = data(size), data(size)
     generated, bound, roles = bind(accumulate, (jnp.asarray(x), jnp.asarray(z0)))
     plan = plan_triton_call(
-        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=ADAPTER._trampoline
+        generated, bound, roles, jax_triton_version=(0, 3, 1), trampoline=trampoline_for
     )
     assert list(plan.layout.multiple_of_16) == hinted
     source = plan.layout.source()
@@ -534,12 +540,22 @@ def test_plan_states_what_tritons_launcher_would_specialise(size: int, hinted: l
     np.testing.assert_allclose(z, z0 + x, rtol=1e-6)
 
 
-def test_kernel_parameters_reads_constexpr_annotations() -> None:
-    parameters = dict(kernel_parameters(kernel.generated.function))
-    assert parameters["x_pointer"] is False
-    assert parameters["ninetoothed_int64"] is True
+def test_plan_reads_constexpr_from_the_signature() -> None:
+    """The trampoline's constexpr parameters are the signature's, not parsed from source."""
+    generated, bound, roles = bind(kernel, (jnp.ones(4), jnp.ones(4), struct(4)))
+    plan = plan_triton_call(
+        generated,
+        bound,
+        roles,
+        jax_triton_version=(0, 4, 0),
+        trampoline=trampoline_for,
+        autotune=FakeAutotune(),
+        config=FakeAutotune.config,
+    )
+    constexpr = {name for name, is_constexpr in plan.layout.parameters if is_constexpr}
+    assert constexpr == {p.name for p in generated.signature if p.constexpr}
     (meta,) = kernel.spec.meta_symbols
-    assert parameters[meta] is True
+    assert {"ninetoothed_int64", meta} <= constexpr and "x_pointer" not in constexpr
 
 
 # ---------------------------------------------------------------- the test-side helper
@@ -547,9 +563,6 @@ def test_kernel_parameters_reads_constexpr_annotations() -> None:
 
 def jax_support() -> Any:
     """``tests/support/jax_support.JaxSupport``, the cross-package tests' JAX helper."""
-    tests = str(Path(__file__).resolve().parents[3] / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
     from support.jax_support import JaxSupport
 
     return JaxSupport()
@@ -584,19 +597,15 @@ def test_jax_support_conversions() -> None:
 
 def test_importing_jax_triton_keeps_tritons_cache(monkeypatch, tmp_path) -> None:
     """jax-triton 0.3.1 blanks TRITON_CACHE_DIR on import; the adapter puts it back."""
-    import sys
-
-    from nt_jax import adapter as jax_adapter
-
     monkeypatch.delitem(sys.modules, "jax_triton", raising=False)
     # A stand-in with jax-triton 0.3.1's import-time side effect.
     (tmp_path / "jax_triton.py").write_text("import os\nos.environ['TRITON_CACHE_DIR'] = ''\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("TRITON_CACHE_DIR", "/somewhere/triton")
-    module = jax_adapter._import_keeping_triton_cache()
+    module = triton_call.import_keeping_triton_cache()
     assert module.__name__ == "jax_triton"
     assert os.environ["TRITON_CACHE_DIR"] == "/somewhere/triton"
     monkeypatch.delitem(sys.modules, "jax_triton")
     monkeypatch.delenv("TRITON_CACHE_DIR")
-    jax_adapter._import_keeping_triton_cache()
+    triton_call.import_keeping_triton_cache()
     assert "TRITON_CACHE_DIR" not in os.environ

@@ -23,9 +23,10 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_paddle
 from ninetoothed import Tensor
+from ninetoothed.dtype import TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from nt_paddle import adapter as adapter_module
-from nt_paddle.adapter import TRITON_DTYPES, PaddleAdapter, PaddlePointer
+from nt_paddle.adapter import PaddleAdapter, PaddlePointer
 from nt_triton import knobs
 
 pytestmark = pytest.mark.interpreter_only
@@ -150,8 +151,8 @@ def test_describe_rejects_sparse_tensors() -> None:
         ADAPTER.describe(sparse)
 
 
-def test_current_stream_on_cpu_is_zero() -> None:
-    assert ADAPTER.current_stream("cpu") == 0
+def test_launch_stream_on_cpu_is_zero() -> None:
+    assert ADAPTER.launch_stream("cpu") == 0
 
 
 # kernels -------------------------------------------------------------------
@@ -194,11 +195,8 @@ def test_non_contiguous_input_and_output() -> None:
 
 
 def test_non_contiguous_support_helper() -> None:
-    sys.path.insert(0, str(_repository_root() / "tests"))
-    try:
-        from support.paddle_support import PaddleSupport
-    finally:
-        sys.path.pop(0)
+    from support.paddle_support import PaddleSupport
+
     support = PaddleSupport()
     vector = support.non_contiguous(np.arange(5, dtype=np.float32))
     matrix = support.non_contiguous(np.arange(12, dtype=np.float32).reshape(3, 4))
@@ -211,9 +209,21 @@ def test_non_contiguous_support_helper() -> None:
     np.testing.assert_array_equal(result, 2 * a)
 
 
-def test_empty_tensors_launch_nothing() -> None:
-    x = paddle.zeros([0])
-    kernel(x, x, x)
+def test_empty_tensors_launch_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Empty tensors reach the launch, whose grid has no program, and nothing else."""
+    generated = kernel.generated
+    grids: list[tuple[int, ...]] = []
+    launch = generated.launch
+
+    def spy(plan: Any, stream: int = 0) -> None:
+        grids.append(generated.concrete_grid(plan)[0])
+        launch(plan, stream)
+
+    monkeypatch.setattr(generated, "launch", spy)
+    x, y, z = paddle.zeros([0]), paddle.zeros([0]), paddle.zeros([0])
+    assert kernel(x, y, z) is None
+    assert grids == [(0,)], "one launch, of no programs"
+    assert z.shape == [0]
 
 
 def test_nt_paddle_make_and_jit() -> None:
@@ -256,7 +266,7 @@ def test_dlpack_that_is_not_zero_copy_falls_back_to_a_copy(
 def test_interpreter_without_torch_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` fail
     x = paddle.ones([4])
-    with pytest.raises(LaunchError, match="needs PyTorch"):
+    with pytest.raises(LaunchError, match=r"needs PyTorch.*nt-paddle\[interpreter\]"):
         kernel(x, x, x)
 
 
@@ -323,21 +333,22 @@ class RecordingKernel:
     """A stand-in for a generated kernel: the real spec, a launch that records."""
 
     def __init__(self, source: ninetoothed.Kernel = kernel) -> None:
+        self.real = source.generated
         self.spec = source.spec
-        self.source = source.generated.source
-        self.source_path = source.generated.source_path
+        self.source = self.real.source
+        self.source_path = self.real.source_path
         self.launches: list[dict[str, Any]] = []
 
-    def launch(self, tensors: Any, launch_args: Any, scalars: Any, stream: int) -> None:
-        self.launches.append(
-            {
-                "tensors": tensors,
-                "launch_args": launch_args,
-                "scalars": scalars,
-                "stream": stream,
-                "device": adapter_module.paddle.base.core.get_cuda_current_device_id(),
-            }
-        )
+    @property
+    def interpreting(self) -> bool:
+        return bool(self.real.interpreting)
+
+    def prepare(self, tensors: Any, launch_args: Any, scalars: Any) -> dict[str, Any]:
+        return {"tensors": tensors, "launch_args": launch_args, "scalars": scalars}
+
+    def launch(self, plan: dict[str, Any], stream: int = 0) -> None:
+        device = adapter_module.paddle.base.core.get_cuda_current_device_id()
+        self.launches.append({**plan, "stream": stream, "device": device})
 
 
 def _must_not_launch(*args: Any, **kwargs: Any) -> None:
@@ -417,8 +428,8 @@ def test_gpu_launch_rejects_complex_before_launching(fake_gpu: dict[str, Any]) -
     assert recorder.launches == [] and fake_gpu["stream_devices"] == []
 
 
-def test_current_stream_asks_paddle_for_the_device(fake_gpu: dict[str, Any]) -> None:
-    assert ADAPTER.current_stream("cuda:3") == 0xC0FFEE
+def test_launch_stream_asks_paddle_for_the_device(fake_gpu: dict[str, Any]) -> None:
+    assert ADAPTER.launch_stream("cuda:3") == 0xC0FFEE
     assert fake_gpu["stream_devices"] == ["gpu:3"]
 
 
@@ -451,9 +462,3 @@ def test_pointer_shim_is_a_triton_pointer(dtype: str, expected: str) -> None:
     # Triton reads the part after the last dot, so Paddle's own spelling agrees.
     assert mangle_type(PaddlePointer(tensor.data_ptr(), str(tensor.dtype))) == expected
     assert dtype in TRITON_DTYPES
-
-
-def _repository_root() -> Any:
-    from pathlib import Path
-
-    return Path(__file__).resolve().parents[3]

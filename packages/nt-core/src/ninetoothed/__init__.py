@@ -1,13 +1,29 @@
 """NineToothed: tile-oriented GPU kernels by arrangement and application.
 
 The public surface is small and re-exported here: :class:`Symbol`,
-:class:`Tensor`, :func:`block_size`, :func:`make`, :func:`jit` and
-``ninetoothed.language`` (``ntl``).  Everything symbolic works with no plugin
-installed; generating and running kernels needs ``nt-triton`` and a framework
-adapter (``nt-torch``, ``nt-paddle`` or ``nt-jax``).
+:class:`Tensor`, :func:`block_size`, :func:`make`, :func:`jit`,
+``ninetoothed.language`` (``ntl``) and upstream NineToothed's dtype constants
+(``ninetoothed.float16`` …, see :mod:`ninetoothed.dtype`).  Everything
+symbolic works with no plugin installed; generating and running kernels needs
+``nt-triton`` and a framework adapter (``nt-torch``, ``nt-paddle`` or
+``nt-jax``).
 """
 
 from ninetoothed import language
+from ninetoothed.dtype import (
+    bfloat16,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ninetoothed.evaluate import evaluate
 from ninetoothed.make import Kernel, jit, make
 from ninetoothed.symbol import Symbol, block_size
@@ -19,9 +35,21 @@ __all__ = [
     "Kernel",
     "Symbol",
     "Tensor",
+    "bfloat16",
     "block_size",
     "evaluate",
+    "float16",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
     "jit",
     "language",
     "make",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
 from ninetoothed.errors import ArrangementError
+from ninetoothed.mapping import Binding
 from ninetoothed.symbol import SymbolLike, evaluate_with
-from ninetoothed.tensor import Binding, Tensor
+from ninetoothed.tensor import Tensor
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def evaluate(
     return Evaluation(level_shapes, indices, mask)
 
 
-class _Lookup(dict):
+class _Lookup(dict[str, Any]):
     """Values of symbols and index variables, resolving bound variables lazily."""
 
     def __init__(self, values: Mapping[str, int], bindings: Mapping[str, Binding]) -> None:
@@ -139,7 +141,7 @@ class _Lookup(dict):
 
 def _concrete(size: SymbolLike, values: Mapping[str, int], tensor: Tensor) -> int:
     try:
-        return int(evaluate_with(size, values))  # type: ignore[arg-type]
+        return int(cast(int, evaluate_with(size, values)))
     except KeyError as error:
         raise ArrangementError(
             f"cannot evaluate size {size} of {tensor.source.name}: no value for {error}; "

@@ -3,10 +3,11 @@
 Two kinds of plugin exist:
 
 * a **code-generation backend** (``nt-triton``) turns a validated
-  :class:`ninetoothed.spec.KernelSpec` into a :class:`GeneratedKernel`;
+  :class:`ninetoothed.ir.KernelSpec` into a :class:`GeneratedKernel`;
 * a **framework adapter** (``nt-torch``, ``nt-paddle``, ``nt-jax``) recognises
-  a host tensor, describes it (shape, strides, dtype, device, data pointer,
-  current stream) and launches a generated kernel on it.
+  a host tensor, describes it (shape, strides, dtype, device, data pointer)
+  and launches a generated kernel on it, through the kernel's surface only
+  (signature, configurations, ``prepare``/``launch``).
 
 Plugins are found through the ``ninetoothed`` entry-point group when their
 distribution is installed, or registered by hand with
@@ -16,12 +17,13 @@ framework; it only calls these hooks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import pluggy
 
 if TYPE_CHECKING:
-    from ninetoothed.spec import KernelSpec
+    from ninetoothed.ir import KernelSpec
 
 PROJECT_NAME = "ninetoothed"
 """The pluggy project name, which is also the entry-point group plugins use."""
@@ -33,9 +35,9 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 class TensorInfo(NamedTuple):
     """What an adapter reports about one host tensor.
 
-    ``dtype`` is a canonical name shared by every framework: ``"float16"``,
-    ``"bfloat16"``, ``"float32"``, ``"float64"``, ``"int8"`` … ``"int64"``,
-    ``"uint8"``, ``"bool"``.  ``strides`` are in elements, not bytes.
+    ``dtype`` is a canonical name shared by every framework (see
+    :mod:`ninetoothed.dtype`): ``"float16"``, ``"bfloat16"``, ``"int8"``,
+    ``"uint8"``, ``"bool"`` ….  ``strides`` are in elements, not bytes.
     ``device`` is ``"cpu"`` or ``"cuda:N"``.  (A named tuple: one is made per
     tensor per call, and this is the cheapest record Python has.)
     """
@@ -47,34 +49,117 @@ class TensorInfo(NamedTuple):
     data_ptr: int
 
 
+class SignatureParameter(Protocol):
+    """One parameter of a generated kernel, as its signature describes it.
+
+    nt-triton's :class:`nt_triton.abi.KernelParameter` is one; ``kind`` is one
+    of ``"pointer"``, ``"size"``, ``"stride"``, ``"scalar"``, ``"symbol"``,
+    ``"padded_size"``, ``"int64_flag"``, ``"meta"``.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def constexpr(self) -> bool: ...
+
+    @property
+    def tensor_index(self) -> int | None:
+        """For a tensor's pointer, size or stride: the index among the tensor parameters."""
+
+
+class Configuration(Protocol):
+    """One auto-tuning configuration of a generated kernel."""
+
+    @property
+    def num_warps(self) -> int: ...
+
+    @property
+    def num_stages(self) -> int: ...
+
+    def kwargs(self) -> dict[str, int]:
+        """The constexpr values the configuration gives the kernel, by parameter name."""
+
+
+class PreparedLaunch(Protocol):
+    """One call's launch, prepared by :meth:`GeneratedKernel.prepare`."""
+
+    @property
+    def arguments(self) -> Sequence[Any]:
+        """The kernel's positional arguments, in signature order (meta parameters excluded)."""
+
+    @property
+    def grid(self) -> Any:
+        """The grid: a tuple, or a function of the meta values (auto-tuned kernels)."""
+
+    @property
+    def meta(self) -> Mapping[str, int] | None:
+        """Meta values the caller pinned (tuning skipped), or ``None``."""
+
+
 @runtime_checkable
 class GeneratedKernel(Protocol):
-    """What a code-generation backend returns for one :class:`KernelSpec`."""
+    """What a code-generation backend returns for one :class:`KernelSpec`.
 
-    spec: KernelSpec
-    source: str
-    """The generated source code, as users read it when debugging."""
+    Adapters see a generated kernel only through this surface.
+    """
 
-    source_path: str
-    """Where the generated source lives on disk (the backend's cache)."""
+    @property
+    def spec(self) -> KernelSpec:
+        """The kernel IR it was generated from."""
 
-    def launch(
+    @property
+    def source(self) -> str:
+        """The generated source code, as users read it when debugging."""
+
+    @property
+    def source_path(self) -> str:
+        """Where the generated source lives on disk (the backend's cache)."""
+
+    @property
+    def signature(self) -> Iterable[SignatureParameter]:
+        """The kernel's parameters, in order (the kernel ABI)."""
+
+    @property
+    def configurations(self) -> Sequence[Configuration]:
+        """The auto-tuning configurations (one, with launch options, when nothing is tuned)."""
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Tensor parameters the kernel reads, in parameter order."""
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Tensor parameters the kernel writes, in parameter order (functional
+        adapters return these)."""
+
+    @property
+    def interpreting(self) -> bool:
+        """Whether launches run through the backend's CPU interpreter rather than a GPU."""
+
+    def prepare(
         self,
-        tensors: list[TensorInfo],
-        launch_args: list[Any],
+        tensors: Sequence[TensorInfo],
+        launch_args: Sequence[Any],
         scalars: dict[str, Any],
-        stream: int,
-    ) -> None:
-        """Launch on already-validated arguments.
+    ) -> PreparedLaunch:
+        """The per-call host work on already-validated arguments.
 
         ``tensors`` describes each tensor parameter (in parameter order, scalars
         excluded); ``launch_args`` holds, in the same order, the objects the
         backend hands to its runtime for the tensors' data (for Triton: objects
         with ``data_ptr()`` and ``dtype``, or torch tensors under its
-        interpreter); ``scalars`` maps each scalar parameter and each
-        constexpr/runtime symbol the caller gave to its value; ``stream`` is the
-        raw stream handle to launch on (0 on the CPU).
+        interpreter); ``scalars`` maps each scalar parameter and each symbol
+        the caller gave to its value.  Raises
+        :class:`~ninetoothed.errors.LaunchError` when the arguments' shapes do
+        not fit the arrangement.
         """
+
+    def launch(self, plan: PreparedLaunch, stream: int = 0) -> None:
+        """Launch a prepared call on ``stream`` (a raw handle; 0 on the CPU)."""
 
 
 @runtime_checkable
@@ -91,15 +176,13 @@ class CodegenBackend(Protocol):
 class FrameworkAdapter(Protocol):
     """A deep-learning framework's launch glue, e.g. ``nt_torch``'s."""
 
-    name: str
-    """The framework's import name: ``"torch"``, ``"paddle"``, ``"jax"``."""
+    @property
+    def name(self) -> str:
+        """The framework's import name: ``"torch"``, ``"paddle"``, ``"jax"``."""
 
-    distribution: str
-    """The distribution providing this adapter, e.g. ``"nt-torch"``."""
-
-    functional: bool
-    """True when the framework's arrays are immutable (JAX): kernels then
-    return their outputs instead of writing into the arguments."""
+    @property
+    def distribution(self) -> str:
+        """The distribution providing this adapter, e.g. ``"nt-torch"``."""
 
     def recognizes(self, obj: object) -> bool:
         """Whether ``obj`` is a tensor of this framework."""
@@ -107,14 +190,12 @@ class FrameworkAdapter(Protocol):
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides, dtype, device and data pointer of ``obj``."""
 
-    def current_stream(self, device: str) -> int:
-        """The raw handle of the framework's current stream on ``device``."""
-
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Validate ``args``/``kwargs`` against ``kernel.spec`` and launch.
 
-        Returns ``None`` for in-place frameworks, the outputs for functional
-        ones.
+        Returns ``None`` for in-place frameworks (PyTorch, PaddlePaddle), the
+        outputs for functional ones (JAX).  :class:`ninetoothed.adapter.Adapter`
+        implements it for in-place frameworks.
         """
 
 

@@ -9,7 +9,7 @@ from typing import Any, get_type_hints
 from ninetoothed import plugins
 from ninetoothed.errors import ArrangementError
 from ninetoothed.hookspecs import GeneratedKernel
-from ninetoothed.spec import KernelSpec, application_parameters, build_spec
+from ninetoothed.ir import KernelSpec, application_parameters, build_spec
 from ninetoothed.tensor import Tensor
 
 

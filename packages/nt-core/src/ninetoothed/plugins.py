@@ -14,6 +14,7 @@ errors raised here say which distribution to install.
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -119,7 +120,7 @@ def codegen_backend(name: str = "triton") -> CodegenBackend:
     Raises :class:`~ninetoothed.errors.BackendNotFoundError`, naming the
     distribution to install, when no plugin provides it.
     """
-    backend = plugin_manager().hook.ninetoothed_codegen_backend(name=name)
+    backend: CodegenBackend | None = plugin_manager().hook.ninetoothed_codegen_backend(name=name)
     if backend is not None:
         return backend
     distribution = _BACKEND_DISTRIBUTIONS.get(name)
@@ -198,35 +199,47 @@ def type_comes_from(obj: object, modules: Iterable[str]) -> bool:
 
 
 def lazy_adapter_hook(
-    modules: Iterable[str], load: Callable[[], FrameworkAdapter]
+    modules: Iterable[str], adapter: str | Callable[[], FrameworkAdapter]
 ) -> Callable[[object], FrameworkAdapter | None]:
     """The ``ninetoothed_framework_adapter`` hook of an adapter plugin.
 
     The hook looks at an object's type module first (see
     :func:`type_comes_from`), so objects of other frameworks never import this
-    one; ``load`` creates the adapter (importing the framework) on first use.
-    A plugin module assigns the result, marked with ``hookimpl``, to
+    one; the adapter is created (importing the framework) on first use, from
+    ``adapter``: ``"module:Class"`` or a function returning it.  A plugin
+    module assigns the result, marked with ``hookimpl``, to
     ``ninetoothed_framework_adapter``.
     """
     roots = tuple(modules)
-    adapter = functools.cache(load)
+    load = functools.cache(_loader(adapter) if isinstance(adapter, str) else adapter)
 
     def ninetoothed_framework_adapter(obj: object) -> FrameworkAdapter | None:
         if not type_comes_from(obj, roots):
             return None
-        found = adapter()
+        found = load()
         return found if found.recognizes(obj) else None
 
     return ninetoothed_framework_adapter
 
 
+def _loader(target: str) -> Callable[[], FrameworkAdapter]:
+    """A function importing ``"module:Class"`` and returning an instance."""
+    module_name, _, class_name = target.partition(":")
+
+    def load() -> FrameworkAdapter:
+        adapter: FrameworkAdapter = getattr(importlib.import_module(module_name), class_name)()
+        return adapter
+
+    return load
+
+
 def _find_adapter(obj: object) -> FrameworkAdapter | None:
     """The adapter recognising ``obj``, memoised by type, or ``None``."""
     cls = type(obj)
-    adapter = _adapter_by_type.get(cls)
-    if adapter is not None:
-        return adapter
-    adapter = plugin_manager().hook.ninetoothed_framework_adapter(obj=obj)
+    cached = _adapter_by_type.get(cls)
+    if cached is not None:
+        return cached
+    adapter: FrameworkAdapter | None = plugin_manager().hook.ninetoothed_framework_adapter(obj=obj)
     if adapter is not None:
         _adapter_by_type[cls] = adapter
     return adapter

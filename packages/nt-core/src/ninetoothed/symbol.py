@@ -19,7 +19,7 @@ import ast
 import itertools
 import operator
 from collections.abc import Callable, Mapping
-from typing import Union
+from typing import Union, cast
 
 SymbolLike = Union["Symbol", int]
 """What meta-operations accept wherever a size is expected."""
@@ -57,6 +57,14 @@ class Symbol:
     """
 
     __slots__ = ("node", "meta", "constexpr", "lower_bound", "upper_bound", "power_of_two", "_free")
+
+    node: ast.expr
+    meta: bool
+    constexpr: bool
+    lower_bound: int | None
+    upper_bound: int | None
+    power_of_two: bool | None
+    _free: dict[str, Symbol]
 
     def __init__(
         self,
@@ -363,7 +371,7 @@ def _make(node: ast.expr, free: dict[str, Symbol]) -> Symbol:
 
 def _evaluate(node: ast.expr, values: Mapping[str, int]) -> int:
     if isinstance(node, ast.Constant):
-        return node.value
+        return cast(int, node.value)  # symbols hold numbers only
     if isinstance(node, ast.Name):
         return values[node.id]
     if isinstance(node, ast.BinOp):
@@ -384,7 +392,7 @@ def _rebuild(
 ) -> SymbolLike:
     """Rebuild ``node`` bottom-up through the folding constructors."""
     if isinstance(node, ast.Constant):
-        return node.value
+        return cast(int, node.value)  # symbols hold numbers only
     if isinstance(node, ast.Name):
         if node.id in replacements:
             return replacements[node.id]
@@ -406,10 +414,23 @@ def _rebuild(
     raise TypeError(f"cannot substitute into {ast.unparse(node)}")
 
 
+def is_power_of_two(value: object) -> bool:
+    """Whether ``value`` is an ``int`` (not a ``bool``) that is a power of two.
+
+    The one test of the whole tree: pinned meta values, literal tile sizes and
+    tuning configurations are all checked with it.
+    """
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > 0
+        and value & (value - 1) == 0
+    )
+
+
 def _is_power_of_two(node: ast.expr, free: Mapping[str, Symbol]) -> bool:
     if isinstance(node, ast.Constant):
-        value = node.value
-        return isinstance(value, int) and value > 0 and value & (value - 1) == 0
+        return is_power_of_two(node.value)
     if isinstance(node, ast.Name):
         symbol = free.get(node.id)
         # Meta symbols are tuned over powers of two only (pinned values are

@@ -16,67 +16,46 @@ size``; ``expand``/``squeeze``: ``old = 0``; ``pad``: ``old = new -
 before``; slicing: ``old = start + new * step``), together with the range the
 replaced variable must stay in (``0 <= old < old_size``).  Bindings only ever
 get added and variables are never reused, so the bindings of all levels of an
-arranged tensor can simply be united.  Substituting them into the source
-tensor's own variables gives, for any element of any level, the source index
-it reads; the ranges give the mask.  :mod:`ninetoothed.evaluate` does that on
-concrete sizes (the reference semantics); the code generator does it
-symbolically.
+arranged tensor can simply be united (the records live in
+:mod:`ninetoothed.mapping`).  Substituting them into the source tensor's own
+variables gives, for any element of any level, the source index it reads; the
+ranges give the mask.  :mod:`ninetoothed.evaluate` does that on concrete sizes
+(the reference semantics); the code generator does it symbolically.  Argument
+checks live in :mod:`ninetoothed.checks`, indexing in :mod:`ninetoothed.slicing`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ninetoothed.checks import (
+    as_sequence,
+    check_length,
+    check_rank,
+    check_size,
+    is_literal,
+    is_minus_one,
+    normalize_dims,
+    normalize_index,
+    per_dim_options,
+    same_size,
+)
+from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import Symbol, SymbolLike, ceil_div, product
+from ninetoothed.mapping import (
+    Binding,
+    Dim,
+    Requirement,
+    fresh_requirement_key,
+    fresh_variable,
+    unite,
+)
+from ninetoothed.slicing import index_level
+from ninetoothed.symbol import Symbol, SymbolLike, product
 
 _tensor_ids = itertools.count()
-_variable_ids = itertools.count()
-
-VARIABLE_PREFIX = "ninetoothed_index_"
-"""Names of index variables start with this; they never reach users' code."""
-
-
-def _fresh_variable() -> str:
-    return f"{VARIABLE_PREFIX}{next(_variable_ids)}"
-
-
-@dataclass(frozen=True)
-class Dim:
-    """One dimension of one level: its index variable and its size."""
-
-    variable: str
-    size: SymbolLike
-
-
-@dataclass(frozen=True)
-class Binding:
-    """``variable := expression``, valid while ``0 <= expression < bound``.
-
-    ``bound`` is ``None`` when the expression stays in range by construction
-    (``expand``, ``squeeze``, ``flatten``); ``may_be_negative`` says whether
-    the lower bound needs checking (``pad``, negative-step slices, symbolic
-    integer indices).
-    """
-
-    expression: SymbolLike
-    bound: SymbolLike | None
-    may_be_negative: bool = False
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """A size that must equal 1 at run time (a symbolic dimension that was squeezed)."""
-
-    size: SymbolLike
-    message: str
-
-
-def _size_repr(size: object) -> str:
-    return str(size)
 
 
 class Tensor:
@@ -88,7 +67,9 @@ class Tensor:
     softmax input); ``shape_options`` (one dict, or one per dimension) is
     passed to each size symbol, e.g. ``{"constexpr": True, "upper_bound":
     128}``.  ``constexpr=True`` on a scalar makes it a compile-time value;
-    ``value`` fixes a constexpr scalar at ``make`` time.
+    ``value`` fixes a constexpr scalar at ``make`` time.  ``dtype`` declares
+    the element type calls must pass (``ninetoothed.float16``, ``ntl.float16``
+    or a framework's ``torch.float16``), kept as its canonical name.
     """
 
     def __init__(
@@ -104,31 +85,11 @@ class Tensor:
         value: Any = None,
         strides: Sequence[SymbolLike | None] | None = None,
     ) -> None:
-        if shape is None and ndim is None:
-            raise MetaOperationError(
-                "Tensor needs ndim or shape, e.g. Tensor(2) or Tensor(shape=(4, 8))"
-            )
-        if shape is not None and ndim is not None and len(shape) != ndim:
-            raise MetaOperationError(
-                f"Tensor: ndim={ndim} disagrees with shape {tuple(shape)} "
-                f"of {len(shape)} dimensions"
-            )
-        if ndim is not None and (not isinstance(ndim, int) or ndim < 0):
-            raise MetaOperationError(f"Tensor: ndim must be a non-negative int, got {ndim!r}")
-        ndim = len(shape) if shape is not None else ndim
-        assert ndim is not None
+        ndim = check_rank(ndim, shape)
         if name is not None and not name.isidentifier():
             raise MetaOperationError(f"Tensor: name must be a Python identifier, got {name!r}")
         self.name: str = name if name is not None else f"ninetoothed_tensor_{next(_tensor_ids)}"
-        options = _per_dim_options(shape_options, ndim)
-        given = tuple(shape) if shape is not None else (None,) * ndim
-        sizes: list[SymbolLike] = []
-        for index, size in enumerate(given):
-            if size is None:
-                sizes.append(Symbol(self.size_string(index), **options[index]))
-            else:
-                _check_size(size, "shape", index)
-                sizes.append(size)
+        sizes = self._sizes(shape, per_dim_options(shape_options, ndim), ndim)
         given_strides = tuple(strides) if strides is not None else (None,) * ndim
         if len(given_strides) != ndim:
             raise MetaOperationError(
@@ -138,8 +99,8 @@ class Tensor:
             Symbol(self.stride_string(index)) if stride is None else stride
             for index, stride in enumerate(given_strides)
         )
-        self._dims: tuple[Dim, ...] = tuple(Dim(_fresh_variable(), size) for size in sizes)
-        self._dtype: Any = dtype
+        self._dims: tuple[Dim, ...] = tuple(Dim(fresh_variable(), size) for size in sizes)
+        self._dtype: Any = dtype if dtype is None or isinstance(dtype, Tensor) else canonical(dtype)
         self._bindings: dict[str, Binding] = {}
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
@@ -151,6 +112,20 @@ class Tensor:
                 f"Tensor {self.name}: constexpr/value apply to scalars, i.e. Tensor(0)"
             )
         self.source_variables: tuple[str, ...] = tuple(dim.variable for dim in self._dims)
+
+    def _sizes(
+        self, shape: Sequence[SymbolLike | None] | None, options: list[dict[str, Any]], ndim: int
+    ) -> list[SymbolLike]:
+        """The given sizes, with a fresh size symbol wherever none is given."""
+        given = tuple(shape) if shape is not None else (None,) * ndim
+        sizes: list[SymbolLike] = []
+        for index, size in enumerate(given):
+            if size is None:
+                sizes.append(Symbol(self.size_string(index), **options[index]))
+            else:
+                check_size(size, "shape", index)
+                sizes.append(size)
+        return sizes
 
     # ---------------------------------------------------------------- naming
     def size_string(self, dim: int) -> str:
@@ -210,7 +185,7 @@ class Tensor:
                     f"the dtype of a level of {self._source.name} must be derived from the same "
                     f"source tensor, got a tensor derived from {value._source.name}"
                 )
-            self._bindings = _unite(self._bindings, value.all_bindings())
+            self._bindings = unite(self._bindings, value.all_bindings())
             self._requirements = {**self._requirements, **value.all_requirements()}
         self._dtype = value
 
@@ -237,7 +212,7 @@ class Tensor:
         """The bindings of this level and of every deeper one, united."""
         bindings: dict[str, Binding] = {}
         for level in self.levels():
-            bindings = _unite(bindings, level._bindings)
+            bindings = unite(bindings, level._bindings)
         return bindings
 
     def all_requirements(self) -> dict[str, Requirement]:
@@ -248,7 +223,7 @@ class Tensor:
         return requirements
 
     def __repr__(self) -> str:
-        shape = ", ".join(_size_repr(size) for size in self.shape)
+        shape = ", ".join(str(size) for size in self.shape)
         inner = f", dtype={self._dtype!r}" if self._dtype is not None else ""
         return f"Tensor({self._source.name}: shape=({shape}){inner})"
 
@@ -270,14 +245,14 @@ class Tensor:
         such tiles.
         """
         operation = "tile"
-        tile_shape = _as_sequence(tile_shape, operation, "tile_shape")
+        tile_shape = as_sequence(tile_shape, operation, "tile_shape")
         self._check_length(tile_shape, operation, "tile_shape")
         strides = (
-            (-1,) * self.ndim if strides is None else _as_sequence(strides, operation, "strides")
+            (-1,) * self.ndim if strides is None else as_sequence(strides, operation, "strides")
         )
         self._check_length(strides, operation, "strides")
         dilation = (
-            (1,) * self.ndim if dilation is None else _as_sequence(dilation, operation, "dilation")
+            (1,) * self.ndim if dilation is None else as_sequence(dilation, operation, "dilation")
         )
         self._check_length(dilation, operation, "dilation")
 
@@ -287,34 +262,22 @@ class Tensor:
         for index, (dim, tile_size, stride, spacing) in enumerate(
             zip(self._dims, tile_shape, strides, dilation)
         ):
-            whole = _is_minus_one(tile_size)
+            whole = is_minus_one(tile_size)
             if whole:
                 tile_size = dim.size
             else:
-                _check_size(tile_size, "tile_shape", index, positive=True)
-            if _is_minus_one(stride):
+                check_size(tile_size, "tile_shape", index, positive=True)
+            if is_minus_one(stride):
                 stride = tile_size
             else:
-                _check_size(stride, "strides", index, positive=True)
-            _check_size(spacing, "dilation", index, positive=True)
-            if whole and _is_literal(spacing, 1) and stride is tile_size:
+                check_size(stride, "strides", index, positive=True)
+            check_size(spacing, "dilation", index, positive=True)
+            if whole and is_literal(spacing, 1) and stride is tile_size:
                 outer_size: SymbolLike = 1
             else:
-                span = spacing * (tile_size - 1)
-                if floor_mode:
-                    outer_size = (dim.size - span - 1) // stride + 1
-                else:
-                    outer_size = (dim.size - span - 1 + stride - 1) // stride + 1
-                if isinstance(outer_size, int) and outer_size <= 0 and isinstance(dim.size, int):
-                    if dim.size > 0:
-                        raise MetaOperationError(
-                            f"tile on {self._source.name}: a tile of size {tile_size} (dilation "
-                            f"{spacing}) does not fit dimension {index} of size {dim.size} even "
-                            f"once with stride {stride}"
-                        )
-                    outer_size = 0
-            outer = Dim(_fresh_variable(), outer_size)
-            inner = Dim(_fresh_variable(), tile_size)
+                outer_size = self._tile_count(index, dim, tile_size, stride, spacing, floor_mode)
+            outer = Dim(fresh_variable(), outer_size)
+            inner = Dim(fresh_variable(), tile_size)
             bindings[dim.variable] = Binding(
                 Symbol(outer.variable) * stride + Symbol(inner.variable) * spacing, dim.size
             )
@@ -326,21 +289,21 @@ class Tensor:
     def expand(self, sizes: Sequence[SymbolLike]) -> Tensor:
         """Repeat singleton dimensions to ``sizes`` (``-1`` keeps a dimension)."""
         operation = "expand"
-        sizes = _as_sequence(sizes, operation, "sizes")
+        sizes = as_sequence(sizes, operation, "sizes")
         self._check_length(sizes, operation, "sizes")
         dims: list[Dim] = []
         bindings = dict(self._bindings)
         for index, (dim, size) in enumerate(zip(self._dims, sizes)):
-            if _is_minus_one(size) or _same_size(size, dim.size):
+            if is_minus_one(size) or same_size(size, dim.size):
                 dims.append(dim)
                 continue
-            _check_size(size, "sizes", index)
-            if not _is_literal(dim.size, 1):
+            check_size(size, "sizes", index)
+            if not is_literal(dim.size, 1):
                 raise MetaOperationError(
                     f"expand on {self._source.name}: dimension {index} has size {dim.size}, "
                     f"not 1, so it cannot be expanded to {size}"
                 )
-            new = Dim(_fresh_variable(), size)
+            new = Dim(fresh_variable(), size)
             bindings[dim.variable] = Binding(0, None)
             dims.append(new)
         return self._derive(tuple(dims), bindings, self._dtype)
@@ -348,7 +311,7 @@ class Tensor:
     def squeeze(self, dim: int | Sequence[int]) -> Tensor:
         """Remove the singleton dimension(s) ``dim``."""
         operation = "squeeze"
-        targets = self._normalize_dims(dim, operation)
+        targets = normalize_dims(dim, self.ndim, operation, self._source.name)
         bindings = dict(self._bindings)
         requirements = dict(self._requirements)
         for index in targets:
@@ -356,7 +319,7 @@ class Tensor:
             if isinstance(size, Symbol):
                 # Symbolic sizes may still be 1 at run time (the paper's conv2d
                 # squeezes channels/channels): require it, checked at launch.
-                requirements[f"requirement_{next(_variable_ids)}"] = Requirement(
+                requirements[fresh_requirement_key()] = Requirement(
                     size, f"squeeze on {self._source.name}: dimension {index} must have size 1"
                 )
             elif size != 1:
@@ -380,12 +343,12 @@ class Tensor:
             )
         position = dim if dim >= 0 else dim + self.ndim + 1
         dims = list(self._dims)
-        dims.insert(position, Dim(_fresh_variable(), 1))
+        dims.insert(position, Dim(fresh_variable(), 1))
         return self._derive(tuple(dims), dict(self._bindings), self._dtype)
 
     def permute(self, dims: Sequence[int]) -> Tensor:
         """Reorder the dimensions: result dimension ``i`` is dimension ``dims[i]``."""
-        dims = _as_sequence(dims, "permute", "dims")
+        dims = as_sequence(dims, "permute", "dims")
         if sorted(self._normalize_index(d, "permute") for d in dims) != list(range(self.ndim)):
             raise MetaOperationError(
                 f"permute on {self._source.name}: {tuple(dims)} is not a permutation of "
@@ -419,7 +382,7 @@ class Tensor:
                 f"end_dim {end_dim} (exclusive) among {self.ndim} dimensions"
             )
         merged = self._dims[start:stop]
-        new = Dim(_fresh_variable(), product([d.size for d in merged]))
+        new = Dim(fresh_variable(), product([d.size for d in merged]))
         bindings = dict(self._bindings)
         inner_size: SymbolLike = 1
         for position in range(len(merged) - 1, -1, -1):
@@ -445,7 +408,7 @@ class Tensor:
 
         Padded elements read the tensor's ``other`` value and are not stored.
         """
-        padding = _as_sequence(padding, "pad", "padding")
+        padding = as_sequence(padding, "pad", "padding")
         self._check_length(padding, "pad", "padding")
         dims: list[Dim] = []
         bindings = dict(self._bindings)
@@ -456,12 +419,12 @@ class Tensor:
                     f"pair, got {pair!r}"
                 )
             before, after = pair
-            _check_size(before, "padding", index)
-            _check_size(after, "padding", index)
-            if _is_literal(before, 0) and _is_literal(after, 0):
+            check_size(before, "padding", index)
+            check_size(after, "padding", index)
+            if is_literal(before, 0) and is_literal(after, 0):
                 dims.append(dim)
                 continue
-            new = Dim(_fresh_variable(), dim.size + before + after)
+            new = Dim(fresh_variable(), dim.size + before + after)
             bindings[dim.variable] = Binding(
                 Symbol(new.variable) - before, dim.size, may_be_negative=True
             )
@@ -470,39 +433,9 @@ class Tensor:
 
     def __getitem__(self, key: Any) -> Tensor:
         """Slice this level: ints, slices (negative and stepped), ``None`` and ``...``."""
-        items = list(key) if isinstance(key, tuple) else [key]
-        if sum(item is Ellipsis for item in items) > 1:
-            raise MetaOperationError(
-                f"an index of {self._source.name} can only have a single ellipsis ('...')"
-            )
-        consuming = sum(item is not None and item is not Ellipsis for item in items)
-        if consuming > self.ndim:
-            raise MetaOperationError(
-                f"too many indices for {self._source.name}: {consuming} given, "
-                f"{self.ndim} dimensions"
-            )
-        if Ellipsis in items:
-            position = items.index(Ellipsis)
-            items[position : position + 1] = [slice(None)] * (self.ndim - consuming)
-        else:
-            items += [slice(None)] * (self.ndim - consuming)
-        dims: list[Dim] = []
         bindings = dict(self._bindings)
-        source_dims = iter(enumerate(self._dims))
-        for item in items:
-            if item is None:
-                dims.append(Dim(_fresh_variable(), 1))
-                continue
-            index, dim = next(source_dims)
-            if isinstance(item, slice):
-                dims.append(self._slice(index, dim, item, bindings))
-            elif isinstance(item, (int, Symbol)) and not isinstance(item, bool):
-                bindings[dim.variable] = self._integer_index(index, dim, item)
-            else:
-                raise MetaOperationError(
-                    f"cannot index {self._source.name} with {type(item).__name__} {item!r}"
-                )
-        return self._derive(tuple(dims), bindings, self._dtype)
+        dims = index_level(self._source.name, self._dims, key, bindings)
+        return self._derive(dims, bindings, self._dtype)
 
     # --------------------------------------------------------------- helpers
     def _derive(self, dims: tuple[Dim, ...], bindings: dict[str, Binding], dtype: Any) -> Tensor:
@@ -521,149 +454,32 @@ class Tensor:
         return tensor
 
     def _check_length(self, values: Sequence[Any], operation: str, parameter: str) -> None:
-        if len(values) != self.ndim:
-            raise MetaOperationError(
-                f"{operation} on {self._source.name}: {parameter} {tuple(values)} has "
-                f"{len(values)} entries, but the tensor has {self.ndim} dimensions "
-                f"(shape {self.shape})"
-            )
+        check_length(values, operation, parameter, self._source.name, self.shape)
 
     def _normalize_index(self, dim: Any, operation: str) -> int:
-        if not isinstance(dim, int) or isinstance(dim, bool):
-            raise MetaOperationError(f"{operation}: dimensions must be ints, got {dim!r}")
-        if not -self.ndim <= dim < self.ndim:
-            raise MetaOperationError(
-                f"{operation} on {self._source.name}: dimension {dim} is out of range for "
-                f"{self.ndim} dimensions"
-            )
-        return dim % self.ndim
+        return normalize_index(dim, self.ndim, operation, self._source.name)
 
-    def _normalize_dims(self, dim: int | Sequence[int], operation: str) -> set[int]:
-        dims = [dim] if isinstance(dim, int) else list(_as_sequence(dim, operation, "dim"))
-        normalized = [self._normalize_index(d, operation) for d in dims]
-        if len(set(normalized)) != len(normalized):
-            raise MetaOperationError(f"{operation}: dimension repeated in {tuple(dims)}")
-        return set(normalized)
-
-    def _integer_index(self, index: int, dim: Dim, item: SymbolLike) -> Binding:
-        if isinstance(item, int):
-            if isinstance(dim.size, int) and not -dim.size <= item < dim.size:
-                raise MetaOperationError(
-                    f"index {item} is out of range for dimension {index} of "
-                    f"{self._source.name} with size {dim.size}"
-                )
-            if item < 0:
-                return Binding(dim.size + item, dim.size, may_be_negative=True)
-            return Binding(item, dim.size)
-        return Binding(item, dim.size, may_be_negative=True)
-
-    def _slice(self, index: int, dim: Dim, item: slice, bindings: dict[str, Binding]) -> Dim:
-        step = 1 if item.step is None else item.step
-        if not isinstance(step, int) or step == 0:
-            raise MetaOperationError(
-                f"slice step for dimension {index} of {self._source.name} must be a non-zero "
-                f"int, got {item.step!r}"
-            )
-        if isinstance(dim.size, int) and all(
-            isinstance(v, (int, type(None))) for v in (item.start, item.stop)
-        ):
-            start, stop, step = item.indices(dim.size)
-            size: SymbolLike = len(range(start, stop, step))
+    def _tile_count(
+        self,
+        index: int,
+        dim: Dim,
+        tile_size: SymbolLike,
+        stride: SymbolLike,
+        spacing: SymbolLike,
+        floor_mode: bool,
+    ) -> SymbolLike:
+        """How many tiles ``tile`` makes along ``dim`` (the last may stick out unless floored)."""
+        span = spacing * (tile_size - 1)
+        if floor_mode:
+            count = (dim.size - span - 1) // stride + 1
         else:
-            start, size = _symbolic_slice(dim.size, item.start, item.stop, step)
-        new = Dim(_fresh_variable(), size)
-        bindings[dim.variable] = Binding(
-            start + Symbol(new.variable) * step,
-            dim.size,
-            may_be_negative=step < 0 or isinstance(start, Symbol),
-        )
-        return new
-
-
-def _symbolic_slice(
-    size: SymbolLike, start: SymbolLike | None, stop: SymbolLike | None, step: int
-) -> tuple[SymbolLike, SymbolLike]:
-    """Start and length of ``range(size)[start:stop:step]`` with symbolic parts.
-
-    In-range bounds are assumed where they cannot be checked.
-    """
-
-    def normalize(value: SymbolLike) -> SymbolLike:
-        return size + value if isinstance(value, int) and value < 0 else value
-
-    if step > 0:
-        first = 0 if start is None else normalize(start)
-        end = size if stop is None else normalize(stop)
-        return first, ceil_div(end - first, step)
-    first = size - 1 if start is None else normalize(start)
-    if stop is None:
-        return first, ceil_div(first + 1, -step)
-    return first, ceil_div(first - normalize(stop), -step)
-
-
-def _unite(left: dict[str, Binding], right: dict[str, Binding]) -> dict[str, Binding]:
-    result = dict(left)
-    for variable, binding in right.items():
-        existing = result.get(variable)
-        if existing is not None and existing != binding:
-            raise MetaOperationError(
-                "a level was rearranged in two different ways and both results ended up in "
-                "one tensor; derive each level from the tensor it belongs to"
-            )
-        result[variable] = binding
-    return result
-
-
-def _per_dim_options(
-    options: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None, ndim: int
-) -> list[dict[str, Any]]:
-    if options is None:
-        return [{} for _ in range(ndim)]
-    if isinstance(options, Mapping):
-        return [dict(options) for _ in range(ndim)]
-    options = list(options)
-    if len(options) != ndim:
-        raise MetaOperationError(
-            f"shape_options has {len(options)} entries, but the tensor has {ndim} dimensions"
-        )
-    return [dict(option or {}) for option in options]
-
-
-def _as_sequence(values: Any, operation: str, parameter: str) -> tuple[Any, ...]:
-    if not isinstance(values, (tuple, list)):
-        raise MetaOperationError(
-            f"{operation}: {parameter} must be a tuple or list, got {type(values).__name__} "
-            f"{values!r}"
-        )
-    return tuple(values)
-
-
-def _check_size(value: Any, parameter: str, index: int, positive: bool = False) -> None:
-    if isinstance(value, Symbol):
-        return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise MetaOperationError(
-            f"{parameter}[{index}] must be an int or a Symbol, got {type(value).__name__} {value!r}"
-        )
-    if value < 0 or (positive and value == 0):
-        kind = "positive" if positive else "non-negative"
-        raise MetaOperationError(f"{parameter}[{index}] must be {kind}, got {value}")
-
-
-def _is_literal(value: SymbolLike, number: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value == number
-
-
-def _is_minus_one(value: Any) -> bool:
-    return _is_literal(value, -1)
-
-
-def _same_size(left: SymbolLike, right: SymbolLike) -> bool:
-    if isinstance(left, Symbol) or isinstance(right, Symbol):
-        return isinstance(left, Symbol) and isinstance(right, Symbol) and left == right
-    return left == right
-
-
-def iterate_levels(tensor: Tensor) -> Iterator[Tensor]:
-    """Yield ``tensor`` and its deeper levels, outermost first."""
-    yield from tensor.levels()
+            count = (dim.size - span - 1 + stride - 1) // stride + 1
+        if isinstance(count, int) and count <= 0 and isinstance(dim.size, int):
+            if dim.size > 0:
+                raise MetaOperationError(
+                    f"tile on {self._source.name}: a tile of size {tile_size} (dilation "
+                    f"{spacing}) does not fit dimension {index} of size {dim.size} even "
+                    f"once with stride {stride}"
+                )
+            count = 0
+        return count

@@ -15,62 +15,31 @@ Triton takes Paddle tensors through two different doors:
   makes the tensors' GPU the CUDA current device for the launch.
 * **Under Triton's interpreter** (``TRITON_INTERPRET=1``) only torch tensors are
   accepted, so each Paddle tensor is handed over as a torch tensor that shares
-  its memory through DLPack: the kernel's writes land in the caller's Paddle
-  tensors.  PyTorch is needed on this path only.
+  its memory through DLPack (:func:`nt_triton.interop.dlpack_views`): the
+  kernel's writes land in the caller's Paddle tensors.  PyTorch is needed on
+  this path only (``pip install "nt-paddle[interpreter]"``).
+
+The call itself is :class:`ninetoothed.adapter.Adapter`'s; this module
+supplies Paddle's hooks.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any
 
 import paddle
 
-from ninetoothed.errors import AdapterNotFoundError, LaunchError
+from ninetoothed.adapter import Adapter, cuda_index
+from ninetoothed.binding import BoundCall
+from ninetoothed.dtype import name_of
+from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from ninetoothed.launch import bind_call
-from nt_triton import knobs
+from nt_triton import interop
 
-if TYPE_CHECKING:
-    import torch
-
-__all__ = ["TRITON_DTYPES", "PaddleAdapter", "PaddlePointer"]
-
-TRITON_DTYPES: frozenset[str] = frozenset(
-    {
-        "bool",
-        "uint8",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "float8_e4m3fn",
-        "float8_e5m2",
-    }
-)
-"""Canonical dtype names of Paddle tensors that Triton kernels can take.
-
-Each is also a key of Triton's ``type_canonicalisation_dict``, which is how
-:class:`PaddlePointer`'s ``dtype`` gets its pointer type.  Paddle's other
-dtypes (``complex64``, ``complex128``) have no Triton element type.
-"""
-
-_DTYPE_NAMES: dict[Any, str] = {}
-"""Paddle dtype object -> canonical name, filled as dtypes are met (str() is slow)."""
-
-
-def _dtype_name(dtype: Any) -> str:
-    """``"float32"`` for ``paddle.float32`` (whose ``str`` is ``"paddle.float32"``)."""
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = str(dtype).rsplit(".", 1)[-1]
-        _DTYPE_NAMES[dtype] = name
-    return name
+__all__ = ["PaddleAdapter", "PaddlePointer"]
 
 
 def _device_name(place: Any) -> str:
@@ -112,18 +81,15 @@ class PaddlePointer:
         return f"PaddlePointer({self._data_ptr:#x}, {self.dtype!r})"
 
 
-class PaddleAdapter:
+class PaddleAdapter(Adapter):
     """Adapter for ``paddle.Tensor`` (a ``FrameworkAdapter``)."""
 
     name = "paddle"
     distribution = "nt-paddle"
-    functional = False
+    tensor_types = (paddle.Tensor,)
+    gpu_hint = "move them to the GPU (tensor.cuda())"
 
-    def recognizes(self, obj: object) -> bool:
-        """Whether ``obj`` is a ``paddle.Tensor``."""
-        return isinstance(obj, paddle.Tensor)
-
-    def describe(self, obj: paddle.Tensor) -> TensorInfo:
+    def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer, from Paddle's API.
 
         Raises :class:`LaunchError` for sparse tensors, which have no strided
@@ -138,63 +104,61 @@ class PaddleAdapter:
             shape=tuple(obj.shape),
             # Paddle reports strides in elements, like TensorInfo.
             strides=tuple(obj.strides),
-            dtype=_dtype_name(obj.dtype),
+            dtype=name_of(obj.dtype),
             device=_device_name(obj.place),
             data_ptr=obj.data_ptr(),
         )
 
-    def current_stream(self, device: str) -> int:
+    def pointers(self, bound: BoundCall) -> list[Any]:
+        """A :class:`PaddlePointer` per tensor: Triton needs no torch and no copy."""
+        return [PaddlePointer(info.data_ptr, info.dtype) for info in bound.tensors]
+
+    def launch_stream(self, device: str) -> int:
         """Paddle's current CUDA stream on ``device`` as a raw handle (0 on the CPU)."""
         if not device.startswith("cuda"):
             return 0
-        stream = paddle.device.current_stream(f"gpu:{_device_index(device)}")
+        stream = paddle.device.current_stream(f"gpu:{cuda_index(device)}")
         # The CUDA stream protocol: (version, cudaStream_t as an int).
         return int(stream.__cuda_stream__()[1])
 
-    def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Validate and launch; results land in the tensors passed in."""
-        spec = kernel.spec
-        try:
-            bound = bind_call(
-                spec,
-                args,
-                kwargs,
-                framework="paddle",
-                recognizes=self.recognizes,
-                describe=self.describe,
-            )
-        except LaunchError:
-            # bind_call names a foreign tensor only by its class name, and
-            # torch's and Paddle's are both "Tensor": say which frameworks are
-            # mixed.  Done only on failure, so calls that bind pay nothing.
-            _raise_if_mixed(spec.name, args)
-            raise
-        for parameter, info in zip(spec.tensor_parameters, bound.tensors):
-            if info.dtype not in TRITON_DTYPES:
-                raise LaunchError(
-                    f"{spec.name}: parameter {parameter.name!r} is a paddle tensor of dtype "
-                    f"{info.dtype}, which Triton kernels cannot take (supported: "
-                    f"{', '.join(sorted(TRITON_DTYPES))})"
-                )
-        if knobs.interpreting():
-            _launch_interpreted(kernel, bound.tensors, bound.tensor_arguments, bound.scalars)
-            return
-        device = bound.device
-        if not device.startswith("cuda"):
-            raise LaunchError(
-                f"{spec.name}: the tensors are on {device}, but kernels run on a GPU; move them "
-                "to the GPU (tensor.cuda()), or set TRITON_INTERPRET=1 to run through Triton's "
-                "CPU interpreter"
-            )
-        pointers = [PaddlePointer(info.data_ptr, info.dtype) for info in bound.tensors]
-        stream = self.current_stream(device)
-        with _cuda_device(_device_index(device)):
-            kernel.launch(bound.tensors, pointers, bound.scalars, stream)
+    def device_guard(self, device: str) -> AbstractContextManager[None] | None:
+        """Make the tensors' GPU the CUDA current device for the launch."""
+        return _cuda_device(cuda_index(device))
 
+    def launch_interpreted(self, kernel: GeneratedKernel, bound: BoundCall) -> None:
+        """Launch through Triton's interpreter, on torch views of the Paddle tensors.
 
-def _device_index(device: str) -> int:
-    """``1`` for ``"cuda:1"``."""
-    return int(device.partition(":")[2] or 0)
+        Each tensor goes over zero-copy through DLPack, which Paddle 3.3 supports
+        for every dense dtype and for strided views (transposes, stepped slices,
+        offsets), keeping their strides.  A tensor DLPack cannot share goes
+        through a contiguous temporary, copied back into the caller's tensor
+        after the launch if the kernel writes it.
+        """
+        torch = interop.torch_module(
+            self.distribution,
+            "running kernels on paddle tensors under Triton's interpreter (TRITON_INTERPRET=1; "
+            "launching on the GPU does not)",
+        )
+        names = [parameter.name for parameter in kernel.spec.tensor_parameters]
+        handed = interop.dlpack_views(
+            torch,
+            names,
+            bound.tensors,
+            bound.tensor_arguments,
+            # clone(), not contiguous(): Paddle's Tensor.contiguous() is in place
+            # on a view (the view gets new storage and stops aliasing its base).
+            clone=lambda tensor: tensor.clone(),
+            kernel_name=kernel.spec.name,
+            framework=self.name,
+        )
+        kernel.launch(kernel.prepare(handed.tensors, handed.arguments, bound.scalars), 0)
+        for staged in handed.staged:
+            if staged.parameter in kernel.outputs:
+                # Reading the values back needs no sharing, so even a DLPack that
+                # copies is right here. no_grad: copying into a leaf that requires
+                # grad is otherwise refused, and the kernel's write is not traced.
+                with paddle.no_grad():
+                    staged.original.copy_(paddle.from_dlpack(staged.converted))
 
 
 @contextlib.contextmanager
@@ -219,110 +183,3 @@ def _cuda_device(index: int) -> Iterator[None]:
         yield
     finally:
         core.set_cuda_current_device_id(previous)
-
-
-def _raise_if_mixed(kernel_name: str, args: tuple[Any, ...]) -> None:
-    """Raise a :class:`LaunchError` naming both frameworks if ``args`` has a foreign tensor."""
-    from ninetoothed import plugins
-
-    for position, argument in enumerate(args):
-        if isinstance(argument, (bool, int, float, complex, str, bytes, type(None), paddle.Tensor)):
-            continue
-        try:
-            adapter = plugins.adapter_for(argument)
-        except AdapterNotFoundError:  # not any framework's tensor: bind_call's message stands
-            continue
-        if adapter.name != "paddle":
-            cls = type(argument)
-            raise LaunchError(
-                f"{kernel_name}: cannot mix tensors of two frameworks in one kernel call: the "
-                f"call has paddle tensors, but argument {position} is a {adapter.name} tensor "
-                f"({cls.__module__}.{cls.__qualname__}); convert it to paddle (e.g. "
-                "paddle.from_dlpack) or call the kernel with one framework's tensors"
-            )
-
-
-def _torch() -> Any:
-    """PyTorch, which Triton's interpreter needs; a clear error when it is missing."""
-    try:
-        import torch
-    except ImportError as error:
-        raise LaunchError(
-            "running kernels on paddle tensors under Triton's interpreter (TRITON_INTERPRET=1) "
-            "needs PyTorch, because the interpreter only takes torch tensors: pip install torch "
-            "(launching on the GPU does not need it)"
-        ) from error
-    return torch
-
-
-def _launch_interpreted(
-    kernel: GeneratedKernel,
-    tensors: list[TensorInfo],
-    arguments: list[paddle.Tensor],
-    scalars: dict[str, Any],
-) -> None:
-    """Launch through Triton's interpreter, giving it torch views of the Paddle tensors.
-
-    Each tensor goes over zero-copy through DLPack, which Paddle 3.3 supports
-    for every dense dtype and for strided views (transposes, stepped slices,
-    offsets), keeping their strides.  Should DLPack fail, or hand back a copy
-    (as older Paddle releases did for non-contiguous tensors), that tensor
-    goes through a contiguous temporary instead, which is copied back into the
-    caller's tensor after the launch if the kernel writes it.
-    """
-    torch = _torch()
-    launch_args: list[Any] = []
-    infos: list[TensorInfo] = []
-    staged: list[tuple[paddle.Tensor, torch.Tensor, str]] = []
-    names = [parameter.name for parameter in kernel.spec.tensor_parameters]
-    for name, info, tensor in zip(names, tensors, arguments):
-        shared = _shared_torch_view(torch, tensor, info)
-        if shared is not None:
-            launch_args.append(shared)
-            infos.append(info)
-            continue
-        # The copy: a contiguous temporary in torch's hands.  clone(), not
-        # contiguous(): Paddle's Tensor.contiguous() is in place on a view (the
-        # view gets new, contiguous storage and stops aliasing its base), so
-        # it would cut the caller's tensor off from its buffer.
-        try:
-            converted = torch.from_dlpack(tensor.clone())
-        except Exception as error:
-            raise LaunchError(
-                f"{kernel.spec.name}: parameter {name!r} (a paddle tensor of dtype {info.dtype} "
-                f"on {info.device}) cannot be handed to Triton's interpreter through DLPack: "
-                f"{error}"
-            ) from error
-        launch_args.append(converted)
-        infos.append(
-            info._replace(strides=tuple(converted.stride()), data_ptr=converted.data_ptr())
-        )
-        staged.append((tensor, converted, name))
-    kernel.launch(infos, launch_args, scalars, 0)
-    written = getattr(kernel, "outputs", None)
-    for tensor, converted, name in staged:
-        if written is None or name in written:
-            # Reading the values back needs no sharing, so even a DLPack that
-            # copies is right here. no_grad: copying into a leaf that requires
-            # grad is otherwise refused, and the kernel's write is not traced.
-            with paddle.no_grad():
-                tensor.copy_(paddle.from_dlpack(converted))
-
-
-def _shared_torch_view(torch: Any, tensor: paddle.Tensor, info: TensorInfo) -> torch.Tensor | None:
-    """A torch tensor sharing ``tensor``'s memory and layout; ``None`` if DLPack gives none."""
-    try:
-        converted = torch.from_dlpack(tensor)
-    except Exception:  # e.g. a dtype or layout the exchange does not carry
-        return None
-    if converted.numel() == 0:
-        return converted
-    # Zero-copy means the same first element and the same strides (a stride
-    # of a dimension of size 1 never matters, and exporters may normalise it).
-    strides_agree = all(
-        size == 1 or mine == theirs
-        for size, mine, theirs in zip(info.shape, info.strides, converted.stride())
-    )
-    if converted.data_ptr() != info.data_ptr or not strides_agree:
-        return None
-    return converted

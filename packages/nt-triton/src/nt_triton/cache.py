@@ -14,11 +14,13 @@ import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from nt_triton import knobs
+from nt_triton.codegen import naming
 
 
 def content_hash(source: str) -> str:
@@ -47,9 +49,9 @@ def store(source: str, stem: str) -> Path:
     return path
 
 
-def load(path: Path, injected: dict[str, Any]) -> ModuleType:
+def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     """Import the module at ``path``, with ``injected`` names defined first."""
-    spec = importlib.util.spec_from_file_location(f"ninetoothed_generated_{path.stem}", path)
+    spec = importlib.util.spec_from_file_location(naming.module(path.stem), path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nt_triton import cache
+from nt_triton.codegen import naming
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Trampoline:
     cannot say it: on a function's own argument Triton drops the hint.)"""
 
     def source(self) -> str:
-        """Python source of the trampoline (``ninetoothed_kernel`` is the generated one)."""
+        """Python source of the trampoline (:data:`naming.CALLEE` is the generated kernel)."""
         parameters = ", ".join(
             f"{name}: tl.constexpr" if constexpr else name for name, constexpr in self.parameters
         )
@@ -55,7 +56,7 @@ class Trampoline:
             "@triton.jit\n"
             f"def {self.name}({parameters}):\n"
             f"{hints}"
-            f"    ninetoothed_kernel({', '.join(self.call)})\n"
+            f"    {naming.CALLEE}({', '.join(self.call)})\n"
         )
 
     def load(self, kernel_function: Any) -> Any:
@@ -65,5 +66,5 @@ class Trampoline:
         lives in NineToothed's source cache, next to the kernel it calls.
         """
         path = cache.store(self.source(), self.name)
-        module = cache.load(path, {"ninetoothed_kernel": kernel_function})
+        module = cache.load(path, {naming.CALLEE: kernel_function})
         return getattr(module, self.name)

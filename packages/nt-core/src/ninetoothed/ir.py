@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
+from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
 
@@ -87,7 +89,7 @@ class KernelSpec:
                         for dim, size in enumerate(source.shape)
                         if isinstance(size, int)
                     ),
-                    dtype=None if declared is None else getattr(declared, "name", str(declared)),
+                    dtype=declared.name if isinstance(declared, DataType) else None,
                     fixed_value=source.value,
                 )
             )
@@ -127,6 +129,38 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
+    parameters = _parameters(application, sources, arranged)
+    grid = check_outermost_shapes(parameters)
+    symbols = _symbols(parameters)
+    size_and_stride_names = {
+        name
+        for p in parameters
+        for dim in range(p.source.ndim)
+        for name in (p.source.size_string(dim), p.source.stride_string(dim))
+    }
+    meta = {n: s for n, s in symbols.items() if s.meta}
+    constexpr = {n: s for n, s in symbols.items() if s.constexpr and n not in size_and_stride_names}
+    runtime = {
+        n: s
+        for n, s in symbols.items()
+        if not (s.meta or s.constexpr) and n not in size_and_stride_names
+    }
+    return KernelSpec(
+        name=name or str(getattr(application, "__name__", "kernel")),
+        parameters=tuple(parameters),
+        application=application,
+        grid=grid,
+        meta_symbols=meta,
+        constexpr_symbols=constexpr,
+        runtime_symbols=runtime,
+        options=dict(options or {}),
+    )
+
+
+def _parameters(
+    application: Callable[..., Any], sources: tuple[Tensor, ...], arranged: tuple[Tensor, ...]
+) -> list[Parameter]:
+    """The application's parameters paired with their source and arranged tensors."""
     names = application_parameters(application)
     if len(names) != len(sources):
         raise ArrangementError(
@@ -150,15 +184,12 @@ def build_spec(
                 f"{result.source.name}, not from the tensor given for it ({source.name})"
             )
         parameters.append(Parameter(parameter_name, source, result))
-    grid = check_outermost_shapes(parameters)
+    return parameters
 
+
+def _symbols(parameters: list[Parameter]) -> dict[str, Symbol]:
+    """Every named symbol the arranged parameters use (index variables excluded)."""
     symbols: dict[str, Symbol] = {}
-    size_and_stride_names = {
-        f"{p.source.name}_{kind}_{dim}"
-        for p in parameters
-        for kind in ("size", "stride")
-        for dim in range(p.source.ndim)
-    }
     for parameter in parameters:
         for level in parameter.arranged.levels():
             symbols.update(names_of(level.shape))
@@ -168,29 +199,14 @@ def build_spec(
     symbols = {
         symbol_name: symbol
         for symbol_name, symbol in symbols.items()
-        if not symbol_name.startswith("ninetoothed_index_")
+        if not symbol_name.startswith(VARIABLE_PREFIX)
     }
-    for source in sources:
+    for parameter in parameters:
+        source = parameter.source
         for dim, size in enumerate(source.shape):
             if isinstance(size, Symbol) and size.name == source.size_string(dim):
                 symbols.setdefault(size.name, size)
-    meta = {n: s for n, s in symbols.items() if s.meta}
-    constexpr = {n: s for n, s in symbols.items() if s.constexpr and n not in size_and_stride_names}
-    runtime = {
-        n: s
-        for n, s in symbols.items()
-        if not (s.meta or s.constexpr) and n not in size_and_stride_names
-    }
-    return KernelSpec(
-        name=name or getattr(application, "__name__", "kernel"),
-        parameters=tuple(parameters),
-        application=application,
-        grid=grid,
-        meta_symbols=meta,
-        constexpr_symbols=constexpr,
-        runtime_symbols=runtime,
-        options=dict(options or {}),
-    )
+    return symbols
 
 
 def application_parameters(application: Callable[..., Any]) -> list[str]:

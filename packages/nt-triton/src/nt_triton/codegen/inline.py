@@ -20,9 +20,10 @@ import itertools
 import textwrap
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ninetoothed.errors import CodegenError
+from nt_triton.codegen import naming
 
 GLOBALS_ATTRIBUTE = "_ninetoothed_globals"
 """Attribute set on name nodes: the namespace the name resolves in."""
@@ -31,6 +32,8 @@ UNRESOLVED = object()
 """What :func:`resolve` returns for names it cannot resolve statically (locals)."""
 
 _inline_ids = itertools.count()
+
+_Compound = TypeVar("_Compound", ast.For, ast.While, ast.If)
 
 
 def parse_function(function: Callable[..., Any]) -> ast.FunctionDef:
@@ -128,17 +131,17 @@ class Inliner(ast.NodeTransformer):
 
     def visit_For(self, node: ast.For) -> ast.For:
         node.iter = self.visit(node.iter)
-        node.body = self._nested(node.body)
-        node.orelse = self._nested(node.orelse)
-        return node
+        return self._nested_bodies(node)
 
     def visit_While(self, node: ast.While) -> ast.While:
-        node.body = self._nested(node.body)
-        node.orelse = self._nested(node.orelse)
-        return node
+        return self._nested_bodies(node)
 
     def visit_If(self, node: ast.If) -> ast.If:
         node.test = self.visit(node.test)
+        return self._nested_bodies(node)
+
+    def _nested_bodies(self, node: _Compound) -> _Compound:
+        """Inline in a compound statement's body and ``else``."""
         node.body = self._nested(node.body)
         node.orelse = self._nested(node.orelse)
         return node
@@ -172,7 +175,7 @@ def inline_call(
 ) -> tuple[list[ast.stmt], ast.expr | None]:
     """The statements that replace ``call`` and the expression of its value."""
     definition = parse_function(callee)
-    suffix = f"_inline_{next(_inline_ids)}"
+    suffix = naming.inline_suffix(next(_inline_ids))
     signature = inspect.signature(callee)
     try:
         bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg})
@@ -192,35 +195,38 @@ def inline_call(
             # that loads and stores keep reaching the caller's tensors.
             renames[name] = argument.id
         else:
-            renames[name] = f"{name}{suffix}"
+            renames[name] = naming.inlined_local(name, suffix)
             target = ast.Name(id=renames[name], ctx=ast.Store())
             statements.append(ast.Assign(targets=[target], value=argument, lineno=0))
     for name in local_names(definition) - set(signature.parameters):
-        renames[name] = f"{name}{suffix}"
-    body = definition.body
-    result: ast.expr | None = None
-    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
-    if returns:
-        if len(returns) > 1 or body[-1] is not returns[0]:
-            raise CodegenError(
-                f"cannot inline {callee.__name__}: a helper may only return once, at its end"
-            )
-        body = body[:-1]
-        if returns[0].value is not None:
-            result_name = f"{callee.__name__}_result{suffix}"
-            body = [
-                *body,
-                ast.Assign(
-                    targets=[ast.Name(id=result_name, ctx=ast.Store())],
-                    value=returns[0].value,
-                    lineno=0,
-                ),
-            ]
-            result = ast.Name(id=result_name, ctx=ast.Load())
+        renames[name] = naming.inlined_local(name, suffix)
+    body, result = _return_as_assignment(callee, definition, suffix)
     renamed = [_Renamer(renames).visit(statement) for statement in body]
     inner = Inliner(local_names(definition) | set(renames.values()), depth)
     statements.extend(inner.inline_body(renamed))
     return statements, result
+
+
+def _return_as_assignment(
+    callee: types.FunctionType, definition: ast.FunctionDef, suffix: str
+) -> tuple[list[ast.stmt], ast.expr | None]:
+    """The helper's body with its final ``return value`` made an assignment, and
+    the name the value is assigned to (``None`` when it returns nothing)."""
+    body = definition.body
+    returns = [node for node in ast.walk(definition) if isinstance(node, ast.Return)]
+    if not returns:
+        return body, None
+    if len(returns) > 1 or body[-1] is not returns[0]:
+        raise CodegenError(
+            f"cannot inline {callee.__name__}: a helper may only return once, at its end"
+        )
+    value = returns[0].value
+    if value is None:
+        return body[:-1], None
+    result_name = naming.inline_result(callee.__name__, suffix)
+    target = ast.Name(id=result_name, ctx=ast.Store())
+    assignment = ast.Assign(targets=[target], value=value, lineno=0)
+    return [*body[:-1], assignment], ast.Name(id=result_name, ctx=ast.Load())
 
 
 class _Renamer(ast.NodeTransformer):

@@ -19,10 +19,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec import KernelSpec
-from ninetoothed.symbol import Symbol, SymbolLike, evaluate_with, next_power_of_two
+from ninetoothed.ir import KernelSpec
+from ninetoothed.symbol import (
+    Symbol,
+    SymbolLike,
+    evaluate,
+    is_power_of_two,
+    next_power_of_two,
+)
 from nt_triton import knobs
-from nt_triton.codegen import PaddedSize
+from nt_triton.abi import KernelSignature
+from nt_triton.codegen import TileFootprint
+
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+"""Launch options where ``make`` gives none and tuning has nothing to choose."""
 
 DEFAULT_LOWER_BOUND = 16
 DEFAULT_UPPER_BOUND = 1024
@@ -48,8 +59,8 @@ class Configuration:
     """Values for the meta symbols, plus launch options."""
 
     values: Mapping[str, int]
-    num_warps: int = 4
-    num_stages: int = 3
+    num_warps: int = DEFAULT_NUM_WARPS
+    num_stages: int = DEFAULT_NUM_STAGES
     extra: Mapping[str, int] = field(default_factory=dict)
     """Padded tile sizes that depend on meta symbols (derived, not tuned)."""
 
@@ -72,53 +83,43 @@ def symbol_values(symbol: Symbol) -> list[int]:
     return values
 
 
+def launch_options(options: Mapping[str, Any]) -> tuple[int, int]:
+    """``(num_warps, num_stages)`` from ``make``'s options, or the defaults."""
+    return (
+        int(options.get("num_warps") or DEFAULT_NUM_WARPS),
+        int(options.get("num_stages") or DEFAULT_NUM_STAGES),
+    )
+
+
 def configurations(
-    spec: KernelSpec,
-    tile_shapes: Sequence[Sequence[SymbolLike]],
-    padded: Sequence[PaddedSize],
-    has_loop: bool,
-    loop_tiles: Sequence[Sequence[SymbolLike]] = (),
+    spec: KernelSpec, footprint: TileFootprint, signature: KernelSignature
 ) -> list[Configuration]:
     """The configurations to tune over (one, with defaults, when nothing is tuned).
 
-    ``tile_shapes`` are the shapes of the tiles the kernel loads or stores, in
+    ``footprint`` gives the shapes of the tiles the kernel loads or stores, in
     terms of the symbols; sizes that depend on run-time values do not count
     toward the limits.
     """
     options = spec.options
     pinned = options.get("configs")
     if pinned is not None:
-        return [_pinned(spec, entry, padded) for entry in pinned]
-    num_warps = options.get("num_warps")
-    num_stages = options.get("num_stages")
+        return [_pinned(spec, entry, signature) for entry in pinned]
     meta = spec.meta_symbols
     if not meta:
-        return [Configuration({}, num_warps or 4, num_stages or 3)]
+        return [Configuration({}, *launch_options(options))]
     names = sorted(meta)
-    candidates = []
-    for combination in itertools.product(*(symbol_values(meta[name]) for name in names)):
-        values = dict(zip(names, combination))
-        sizes = [_tile_elements(shape, values) for shape in tile_shapes]
-        largest = max(sizes, default=1)
-        if largest > MAX_TILE_ELEMENTS or sum(sizes) > MAX_PROGRAM_ELEMENTS:
-            continue
-        candidates.append((values, largest, sum(sizes)))
-    if not candidates:
-        raise CodegenError(
-            f"{spec.name}: every combination of {', '.join(names)} exceeds the tile limits "
-            f"({MAX_TILE_ELEMENTS} elements a tile, {MAX_PROGRAM_ELEMENTS} a program); "
-            "lower the symbols' upper bounds"
-        )
-    result = []
+    candidates = _candidates(spec, names, footprint.tiles)
+    result: list[Configuration] = []
     footprints: dict[int, int] = {}
-    for values, largest, _total in candidates:
-        warps = [num_warps] if num_warps else ([4, 8] if largest >= 4096 else [4])
-        stages = [num_stages] if num_stages else ([3, 4] if has_loop else [3])
-        pipelined = sum(_tile_elements(shape, values) for shape in loop_tiles)
+    for values, largest in candidates:
+        warps = [options["num_warps"]] if options.get("num_warps") else _warps(largest)
+        stages = [options["num_stages"]] if options.get("num_stages") else _stages(footprint)
+        pipelined = sum(_tile_elements(shape, values) for shape in footprint.loop_tiles)
         for warp_count, stage_count in itertools.product(warps, stages):
             if pipelined * ASSUMED_ELEMENT_BYTES * stage_count > SHARED_MEMORY_BYTES:
                 continue  # the software pipeline's buffers would not fit
-            result.append(Configuration(values, warp_count, stage_count, _derived(padded, values)))
+            extra = derived_meta_values(signature, values)
+            result.append(Configuration(values, warp_count, stage_count, extra))
             footprints[id(result[-1])] = pipelined * stage_count
     if not result:
         raise CodegenError(
@@ -138,8 +139,64 @@ def configurations(
     return chosen
 
 
+def derived_meta_values(signature: KernelSignature, values: Mapping[str, int]) -> dict[str, int]:
+    """The padded tile sizes that follow from meta values (kernel parameters tuning supplies).
+
+    A tile size that depends on meta symbols and is not a known power of two
+    is padded to the next one; each configuration, or the caller's pinned
+    values, supply it with the meta symbols themselves.
+    """
+    extra = {}
+    for parameter in signature.meta:
+        size = parameter.expression
+        if isinstance(size, Symbol) and size.names() <= set(values):
+            extra[parameter.name] = next_power_of_two(int(evaluate(size, values)))
+    return extra
+
+
+def listing(configurations: Sequence[Configuration]) -> str:
+    """The configurations as comment lines, for the cached source file."""
+    lines = "\n".join(
+        f"#   {dict(c.kwargs())}, num_warps={c.num_warps}, num_stages={c.num_stages}"
+        for c in configurations
+    )
+    return f"# Auto-tuning configurations ({len(configurations)}):\n{lines}\n"
+
+
+def _candidates(
+    spec: KernelSpec, names: list[str], tiles: Sequence[Sequence[SymbolLike]]
+) -> list[tuple[dict[str, int], int]]:
+    """Every combination of meta values within the tile limits, with its largest tile."""
+    meta = spec.meta_symbols
+    candidates = []
+    for combination in itertools.product(*(symbol_values(meta[name]) for name in names)):
+        values = dict(zip(names, combination))
+        sizes = [_tile_elements(shape, values) for shape in tiles]
+        largest = max(sizes, default=1)
+        if largest > MAX_TILE_ELEMENTS or sum(sizes) > MAX_PROGRAM_ELEMENTS:
+            continue
+        candidates.append((values, largest))
+    if not candidates:
+        raise CodegenError(
+            f"{spec.name}: every combination of {', '.join(names)} exceeds the tile limits "
+            f"({MAX_TILE_ELEMENTS} elements a tile, {MAX_PROGRAM_ELEMENTS} a program); "
+            "lower the symbols' upper bounds"
+        )
+    return candidates
+
+
+def _warps(largest_tile: int) -> list[int]:
+    """``num_warps`` worth trying for a program whose largest tile has that many elements."""
+    return [4, 8] if largest_tile >= 4096 else [DEFAULT_NUM_WARPS]
+
+
+def _stages(footprint: TileFootprint) -> list[int]:
+    """``num_stages`` worth trying: more pipeline stages pay only in loops."""
+    return [3, 4] if footprint.has_loop else [DEFAULT_NUM_STAGES]
+
+
 def _pinned(
-    spec: KernelSpec, entry: Mapping[str, Any], padded: Sequence[PaddedSize]
+    spec: KernelSpec, entry: Mapping[str, Any], signature: KernelSignature
 ) -> Configuration:
     values = {k: v for k, v in entry.items() if k not in ("num_warps", "num_stages")}
     missing = set(spec.meta_symbols) - set(values)
@@ -149,28 +206,19 @@ def _pinned(
             f"{spec.name}: a pinned configuration must give exactly the meta symbols "
             f"{sorted(spec.meta_symbols)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    odd = {
-        k: v for k, v in values.items() if not (isinstance(v, int) and v > 0 and v & (v - 1) == 0)
-    }
+    odd = {k: v for k, v in values.items() if not is_power_of_two(v)}
     if odd:
         raise CodegenError(
             f"{spec.name}: meta symbols take powers of two (tiles are powers of two); the pinned "
             f"configuration gives {odd}"
         )
+    num_warps, num_stages = launch_options(spec.options)
     return Configuration(
         values,
-        int(entry.get("num_warps", spec.options.get("num_warps") or 4)),
-        int(entry.get("num_stages", spec.options.get("num_stages") or 3)),
-        _derived(padded, values),
+        int(entry.get("num_warps", num_warps)),
+        int(entry.get("num_stages", num_stages)),
+        derived_meta_values(signature, values),
     )
-
-
-def _derived(padded: Sequence[PaddedSize], values: Mapping[str, int]) -> dict[str, int]:
-    extra = {}
-    for size in padded:
-        if isinstance(size.size, Symbol) and size.size.names() <= set(values):
-            extra[size.name] = next_power_of_two(int(evaluate_with(size.size, values)))  # type: ignore[arg-type]
-    return extra
 
 
 def _tile_elements(shape: Sequence[SymbolLike], values: Mapping[str, int]) -> int:
@@ -179,7 +227,7 @@ def _tile_elements(shape: Sequence[SymbolLike], values: Mapping[str, int]) -> in
         if isinstance(size, Symbol):
             if not size.names() <= set(values):
                 continue
-            size = next_power_of_two(int(evaluate_with(size, values)))  # type: ignore[arg-type]
+            size = next_power_of_two(int(evaluate(size, values)))
         elements *= max(1, int(size))
     return elements
 

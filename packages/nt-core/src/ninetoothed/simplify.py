@@ -15,6 +15,7 @@ division, which truncates toward zero where Python's floors:
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ninetoothed.symbol import Symbol, SymbolLike, binary, compare
 
@@ -28,7 +29,7 @@ def simplify(value: SymbolLike) -> SymbolLike:
 
 def _simplify(node: ast.expr, free: dict[str, Symbol]) -> SymbolLike:
     if isinstance(node, ast.Constant):
-        return node.value
+        return cast(int, node.value)  # symbols hold numbers only
     if isinstance(node, ast.Name):
         return free[node.id] if node.id in free else Symbol(node.id)
     if isinstance(node, (ast.BinOp, ast.UnaryOp)) and _is_linear(node):

@@ -2,8 +2,9 @@
 
 Every framework adapter runs the same checks, so they live here: argument
 count, which arguments are tensors and which scalars, ranks, declared sizes
-and dtypes, device agreement, and the keyword arguments that give constexpr
-and run-time symbols (or pin meta symbols, skipping auto-tuning).
+and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
+arguments that give constexpr and run-time symbols (or pin meta symbols,
+skipping auto-tuning).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec import KernelSpec, ParameterCheck
+from ninetoothed.ir import KernelSpec, ParameterCheck
+from ninetoothed.symbol import is_power_of_two
 
 
 class BoundCall(NamedTuple):
@@ -44,7 +47,8 @@ def bind_call(
 
     Raises :class:`LaunchError` naming the parameter and what was expected.
     Everything that does not depend on the arguments comes precomputed from
-    ``spec.call_checks``: this runs on every kernel call.
+    ``spec.call_checks``: this runs on every kernel call, which is also why
+    the per-tensor checks stay inline rather than in helper functions.
     """
     checks = spec.call_checks
     if len(args) != len(checks):
@@ -84,6 +88,12 @@ def bind_call(
             raise LaunchError(
                 f"{spec.name}: parameter {check.name!r} expects dtype {check.dtype}, "
                 f"got {info.dtype}"
+            )
+        if info.dtype not in TRITON_DTYPES:
+            raise LaunchError(
+                f"{spec.name}: parameter {check.name!r} is a {framework} tensor of dtype "
+                f"{info.dtype}, which Triton kernels cannot take (supported: "
+                f"{', '.join(CANONICAL_NAMES)})"
             )
         if device is None:
             device, first_device_parameter = info.device, check.name
@@ -143,7 +153,7 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
             )
-        if kind == "meta" and not _is_power_of_two(value):
+        if kind == "meta" and not is_power_of_two(value):
             raise LaunchError(
                 f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
                 f"two), got {value!r}"
@@ -156,12 +166,3 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             "constexpr and run-time symbols are given at call time, e.g. "
             f"{spec.name}(..., {sorted(missing)[0]}=...)"
         )
-
-
-def _is_power_of_two(value: object) -> bool:
-    return (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and value > 0
-        and value & (value - 1) == 0
-    )

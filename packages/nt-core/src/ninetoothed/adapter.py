@@ -1,0 +1,169 @@
+"""The adapter template: one ``call`` for every framework, small hooks per framework.
+
+A call goes the same way for every framework whose kernels write into the
+tensors passed in (PyTorch, PaddlePaddle)::
+
+    bind (check arguments, describe tensors)
+      -> the backend interprets?  launch through its interpreter
+      -> else: the tensors must be on a GPU; prepare, then launch on the
+         framework's stream with the tensors' GPU current
+
+:class:`Adapter` implements that in :meth:`Adapter.call`; a framework
+subclass names its tensor types and supplies the hooks:
+:meth:`~Adapter.describe` (required), and where the defaults do not fit,
+:meth:`~Adapter.pointers` (what the backend gets for each tensor on the GPU),
+:meth:`~Adapter.launch_stream`, :meth:`~Adapter.device_guard` and
+:meth:`~Adapter.launch_interpreted` (handing tensors to the interpreter).
+Functional frameworks (JAX) override :meth:`~Adapter.call` for their own
+convention and reuse :meth:`~Adapter.bind` and :func:`require_gpu`.
+
+Whether the backend interprets is asked of the generated kernel
+(``kernel.interpreting``), so the core never imports the backend.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar
+
+from ninetoothed.binding import BoundCall, bind_call
+from ninetoothed.errors import AdapterNotFoundError, LaunchError
+from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+
+__all__ = ["Adapter", "cuda_index", "require_gpu"]
+
+_PYTHON_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+def require_gpu(kernel_name: str, device: str, noun: str, hint: str) -> None:
+    """Raise unless ``device`` is a CUDA GPU: kernels run there, or in the interpreter.
+
+    ``noun`` is what the framework calls its tensors (``"tensors"``,
+    ``"arrays"``); ``hint`` says how to put them on a GPU.
+    """
+    if not device.startswith("cuda"):
+        raise LaunchError(
+            f"{kernel_name}: the {noun} are on {device}, but kernels run on a GPU; {hint}, or "
+            "set TRITON_INTERPRET=1 to run through Triton's CPU interpreter"
+        )
+
+
+@functools.cache
+def cuda_index(device: str) -> int:
+    """The GPU's index in a device name: ``1`` for ``"cuda:1"`` (0 for ``"cuda"``).
+
+    Memoised: adapters ask on every launch.
+    """
+    return int(device.partition(":")[2] or 0)
+
+
+class Adapter:
+    """Template of a framework adapter (a ``FrameworkAdapter``); see the module docstring."""
+
+    name: ClassVar[str]
+    """The framework's import name: ``"torch"``, ``"paddle"``, ``"jax"``."""
+
+    distribution: ClassVar[str]
+    """The distribution providing the adapter, e.g. ``"nt-torch"``."""
+
+    tensor_types: ClassVar[tuple[type, ...]]
+    """The framework's tensor types (subclasses count too)."""
+
+    gpu_hint: ClassVar[str] = "move them to the GPU"
+    """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
+
+    # -- hooks ---------------------------------------------------------------
+    def recognizes(self, obj: object) -> bool:
+        """Whether ``obj`` is a tensor of this framework (one of :attr:`tensor_types`)."""
+        return isinstance(obj, self.tensor_types)
+
+    def describe(self, obj: Any) -> TensorInfo:
+        """Shape, strides (elements), dtype name, device and data pointer of ``obj``."""
+        raise NotImplementedError
+
+    def pointers(self, bound: BoundCall) -> list[Any]:
+        """What the backend gets for each tensor's data on the GPU (default: the tensors)."""
+        return bound.tensor_arguments
+
+    def launch_stream(self, device: str) -> int:
+        """The stream handle to launch on; 0 (the default) lets the backend choose."""
+        return 0
+
+    def device_guard(self, device: str) -> AbstractContextManager[None] | None:
+        """A context making ``device`` current for the launch, or None if it already is."""
+        return None
+
+    def launch_interpreted(self, kernel: GeneratedKernel, bound: BoundCall) -> None:
+        """Launch through the backend's interpreter (default: hand the tensors as they are)."""
+        kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)
+
+    # -- the template ----------------------------------------------------------
+    def bind(
+        self,
+        kernel: GeneratedKernel,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        describe: Callable[[Any], TensorInfo] | None = None,
+    ) -> BoundCall:
+        """Check the call against ``kernel.spec`` and describe its tensors.
+
+        ``describe`` replaces :meth:`describe` for this call (JAX describes
+        tracers by the call's device).
+        """
+        return bind_call(
+            kernel.spec,
+            args,
+            kwargs,
+            framework=self.name,
+            recognizes=self.recognizes,
+            describe=describe or self.describe,
+        )
+
+    def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Validate and launch; results land in the tensors passed in (returns None)."""
+        try:
+            bound = self.bind(kernel, args, kwargs)
+        except LaunchError:
+            # Name both frameworks when a foreign tensor is among the arguments
+            # (their classes may share a name: torch.Tensor, paddle.Tensor).
+            # Done only on failure, so calls that bind pay nothing.
+            self._raise_if_mixed(kernel.spec.name, args)
+            raise
+        if kernel.interpreting:
+            self.launch_interpreted(kernel, bound)
+            return None
+        device = bound.device
+        if not device.startswith("cuda"):
+            require_gpu(kernel.spec.name, device, "tensors", self.gpu_hint)
+        plan = kernel.prepare(bound.tensors, self.pointers(bound), bound.scalars)
+        stream = self.launch_stream(device)
+        guard = self.device_guard(device)
+        if guard is None:
+            kernel.launch(plan, stream)
+            return None
+        with guard:
+            kernel.launch(plan, stream)
+        return None
+
+    def _raise_if_mixed(self, kernel_name: str, args: tuple[Any, ...]) -> None:
+        """Raise a :class:`LaunchError` naming both frameworks if ``args`` has a foreign tensor."""
+        from ninetoothed import plugins
+
+        for position, argument in enumerate(args):
+            if isinstance(argument, _PYTHON_SCALARS) or self.recognizes(argument):
+                continue
+            try:
+                adapter = plugins.adapter_for(argument)
+            except AdapterNotFoundError:  # not any framework's tensor: bind's message stands
+                continue
+            if adapter.name != self.name:
+                cls = type(argument)
+                raise LaunchError(
+                    f"{kernel_name}: cannot mix tensors of two frameworks in one kernel call: the "
+                    f"call has {self.name} tensors, but argument {position} is a {adapter.name} "
+                    f"tensor ({cls.__module__}.{cls.__qualname__}); convert it to {self.name} "
+                    f"(e.g. {self.name}.from_dlpack) or call the kernel with one framework's "
+                    "tensors"
+                )

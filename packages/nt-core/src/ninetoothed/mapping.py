@@ -1,0 +1,83 @@
+"""How each element finds its source element: the records meta-operations add.
+
+Every dimension of every level owns a fresh *index variable*
+(:func:`fresh_variable`).  A meta-operation that replaces dimensions records,
+for each replaced variable, a :class:`Binding`: an expression in the new
+variables plus the range the old variable must stay in.  Bindings are only
+ever added and variables never reused, so the bindings of all levels of an
+arranged tensor unite without conflict (:func:`unite`).  A symbolic size that
+must be 1 at run time (a squeezed symbolic dimension) is a
+:class:`Requirement`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ninetoothed.errors import MetaOperationError
+from ninetoothed.symbol import SymbolLike
+
+_variable_ids = itertools.count()
+
+VARIABLE_PREFIX = "ninetoothed_index_"
+"""Names of index variables start with this; they never reach users' code."""
+
+
+def fresh_variable() -> str:
+    """A new, unique index variable name."""
+    return f"{VARIABLE_PREFIX}{next(_variable_ids)}"
+
+
+def fresh_requirement_key() -> str:
+    """A new, unique key for a :class:`Requirement`."""
+    return f"requirement_{next(_variable_ids)}"
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One dimension of one level: its index variable and its size."""
+
+    variable: str
+    size: SymbolLike
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``variable := expression``, valid while ``0 <= expression < bound``.
+
+    ``bound`` is ``None`` when the expression stays in range by construction
+    (``expand``, ``squeeze``, ``flatten``); ``may_be_negative`` says whether
+    the lower bound needs checking (``pad``, negative-step slices, symbolic
+    integer indices).
+    """
+
+    expression: SymbolLike
+    bound: SymbolLike | None
+    may_be_negative: bool = False
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A size that must equal 1 at run time (a symbolic dimension that was squeezed)."""
+
+    size: SymbolLike
+    message: str
+
+
+def unite(left: dict[str, Binding], right: dict[str, Binding]) -> dict[str, Binding]:
+    """The bindings of ``left`` and ``right`` together.
+
+    A variable bound two different ways means one level was rearranged twice
+    and both results ended up in one tensor: an error.
+    """
+    result = dict(left)
+    for variable, binding in right.items():
+        existing = result.get(variable)
+        if existing is not None and existing != binding:
+            raise MetaOperationError(
+                "a level was rearranged in two different ways and both results ended up in "
+                "one tensor; derive each level from the tensor it belongs to"
+            )
+        result[variable] = binding
+    return result

@@ -1,0 +1,87 @@
+"""Attributes of tensor parameters in an application: shapes, dtypes, sources.
+
+``x.shape`` of a tile is its (padded) tile shape, of a higher level its
+level shape; ``x.dtype`` is the next level (a :class:`TypeView`) or, at the
+bottom, the element type read from the pointer; ``x.source`` describes the
+unarranged tensor (``shape``, ``strides``, ``dtype``, ``ndim``);
+``x.offsets`` must be called (see :func:`~nt_triton.codegen.memory.offsets`).
+Shapes are tuples of AST nodes, which the application may index with
+integer constants.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ninetoothed.errors import CodegenError
+from ninetoothed.symbol import Symbol, SymbolLike
+from nt_triton.codegen import naming
+from nt_triton.codegen.context import Context
+from nt_triton.codegen.geometry import tile_shape
+from nt_triton.codegen.views import ElementType, SourceView, TypeView, View
+
+OFFSETS = "offsets"
+"""``x.offsets``: resolved to ``(OFFSETS, view)`` until it is called."""
+
+
+def attribute(context: Context, base: Any, name: str, node: ast.Attribute) -> Any:
+    """What ``base.name`` stands for (``node`` is the attribute, for errors)."""
+    if isinstance(base, TypeView) and name in ("shape", "dtype", "ndim"):
+        return _level_attribute(context, base.view, name)
+    if isinstance(base, View):
+        if name in ("shape", "dtype", "ndim"):
+            return _level_attribute(context, base, name)
+        if name == "source":
+            return SourceView(base.parameter)
+        if name == OFFSETS:
+            return (OFFSETS, base)
+    if isinstance(base, SourceView):
+        found = _source_attribute(context, base, name)
+        if found is not None:
+            return found
+    if isinstance(base, ElementType):
+        return ast.Attribute(element_type(context, base), name, ast.Load())
+    raise CodegenError(
+        f"{context.spec.name}: unsupported attribute {name!r} of a tensor parameter in "
+        f"{ast.unparse(node)} (supported: shape, dtype, ndim, source, offsets)"
+    )
+
+
+def element_type(context: Context, element: ElementType) -> ast.expr:
+    """The element type of a parameter, read from its pointer's type."""
+    pointer = naming.pointer(element.parameter.name)
+    context.used_names.add(pointer)
+    return ast.parse(f"{pointer}.dtype.element_ty", mode="eval").body
+
+
+def _level_attribute(context: Context, view: View, name: str) -> Any:
+    if name == "shape":
+        return tuple(context.code(size) for size in _shape_of(context, view))
+    if name == "dtype":
+        if view.is_innermost:
+            return ElementType(view.parameter)
+        return TypeView(View(view.parameter, view.depth + 1, view.indices))
+    return ast.Constant(view.level.ndim)
+
+
+def _shape_of(context: Context, view: View) -> tuple[SymbolLike, ...]:
+    if view.is_innermost:
+        return tile_shape(context, view)
+    return tuple(context.expression(dim.size) for dim in view.level.dims)
+
+
+def _source_attribute(context: Context, base: SourceView, name: str) -> Any:
+    parameter = base.parameter
+    if name == "shape":
+        return tuple(context.code(context.expression(size)) for size in parameter.source.shape)
+    if name == "strides":
+        return tuple(
+            context.code(Symbol(naming.stride(parameter.name, d)))
+            for d in range(parameter.source.ndim)
+        )
+    if name == "dtype":
+        return ElementType(parameter)
+    if name == "ndim":
+        return ast.Constant(parameter.source.ndim)
+    return None

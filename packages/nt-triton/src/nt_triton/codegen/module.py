@@ -1,0 +1,184 @@
+"""Assembly: the rewritten application becomes a Triton module and its product.
+
+:func:`generate` runs the stages in order — parse and inline the application
+(:mod:`inline`), rewrite it (:mod:`application`, which resolves addresses,
+geometry and references as it goes) — and then assembles what they
+collected: the prologue (the program's grid indices, the aranges, 64-bit
+widening of strides), the kernel's typed signature (:mod:`nt_triton.abi`),
+the launch-time checks, and the module text.  The result is one immutable
+:class:`~nt_triton.codegen.product.GeneratedSource`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ninetoothed.ir import KernelSpec
+from ninetoothed.symbol import Symbol, SymbolLike
+from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
+from nt_triton.codegen import inline, naming
+from nt_triton.codegen.application import ApplicationRewriter
+from nt_triton.codegen.context import Context, names_in
+from nt_triton.codegen.product import (
+    GeneratedSource,
+    ShapeCheck,
+    SizeRequirement,
+    TileFootprint,
+)
+
+
+def generate(spec: KernelSpec) -> GeneratedSource:
+    """Generate the Triton kernel for ``spec``: source, signature, grid, checks, footprint."""
+    context = Context(spec)
+    definition = inline.parse_function(spec.application)
+    definition = inline.Inliner(inline.local_names(definition)).visit(definition)
+    rewriter = ApplicationRewriter(context, inline.local_names(definition))
+    body = rewriter.rewrite_body(definition.body) or [ast.Pass()]
+    prologue = _prologue(context)  # before the signature: it may use sizes too
+    signature = _signature(context)
+    shape_checks, requirements = _launch_checks(context)
+    tensors = spec.tensor_parameters
+    return GeneratedSource(
+        name=spec.name,
+        kernel_name=naming.kernel(spec.name),
+        source=_module_text(context, signature, prologue + _widening(signature), body),
+        signature=signature,
+        grid=context.grid,
+        shape_checks=shape_checks,
+        requirements=requirements,
+        footprint=TileFootprint(tuple(context.tiles), tuple(context.loop_tiles), context.has_loop),
+        inputs=tuple(p.name for p in tensors if p.name in context.loaded),
+        outputs=tuple(p.name for p in tensors if p.name in context.stored),
+        injected=dict(context.injected),
+    )
+
+
+def _prologue(context: Context) -> list[str]:
+    """The program's grid indices (row-major from ``tl.program_id(0)``) and the aranges."""
+    prologue: list[str] = []
+    grid = context.grid
+    if grid and any(not _is_one(g) for g in grid):
+        prologue.append(f"{naming.PROGRAM_ID} = tl.program_id(0)")
+        inner: SymbolLike = 1
+        decomposition = []
+        for dim in range(len(grid) - 1, -1, -1):
+            size = grid[dim]
+            if _is_one(size):
+                continue
+            index: SymbolLike = Symbol(naming.PROGRAM_ID) // inner
+            if dim > 0 and any(not _is_one(g) for g in grid[:dim]):
+                index = index % size
+            decomposition.append(f"{naming.grid_index(dim)} = {index}")
+            context.used_names |= names_in(index)
+            inner = inner * size
+        prologue.extend(reversed(decomposition))
+    prologue.extend(context.aranges.values())
+    return prologue
+
+
+def _signature(context: Context) -> KernelSignature:
+    """The kernel's parameters, in order (see :mod:`nt_triton.abi`).
+
+    Pointers; the sizes and strides the code uses; scalars; run-time then
+    constexpr symbols (sorted); host-padded sizes; the 64-bit flag; then what
+    tuning supplies: meta symbols (sorted) and the padded sizes derived from them.
+    """
+    spec = context.spec
+    used = context.used_names
+    tensors = spec.tensor_parameters
+    kind = ParameterKind
+    parameters = [
+        KernelParameter(naming.pointer(p.name), kind.POINTER, False, tensor_index=index)
+        for index, p in enumerate(tensors)
+    ]
+    for index, parameter in enumerate(tensors):
+        for dim, size in enumerate(parameter.source.shape):
+            name = naming.size(parameter.name, dim)
+            if name in used:
+                constexpr = isinstance(size, Symbol) and size.constexpr
+                parameters.append(KernelParameter(name, kind.SIZE, constexpr, index, dim))
+        for dim in range(parameter.source.ndim):
+            name = naming.stride(parameter.name, dim)
+            if name in used:
+                parameters.append(KernelParameter(name, kind.STRIDE, False, index, dim))
+    for parameter in spec.scalar_parameters:
+        parameters.append(KernelParameter(parameter.name, kind.SCALAR, parameter.source.constexpr))
+    parameters += [KernelParameter(n, kind.SYMBOL, False) for n in sorted(spec.runtime_symbols)]
+    parameters += [KernelParameter(n, kind.SYMBOL, True) for n in sorted(spec.constexpr_symbols)]
+    padded = list(context.padded.values())
+    parameters += [
+        KernelParameter(p.name, kind.PADDED_SIZE, True, expression=p.size)
+        for p in padded
+        if not p.is_meta
+    ]
+    parameters.append(KernelParameter(naming.INT64_FLAG, kind.INT64_FLAG, True))
+    parameters += [KernelParameter(n, kind.META, True) for n in sorted(spec.meta_symbols)]
+    parameters += [
+        KernelParameter(p.name, kind.META, True, expression=p.size) for p in padded if p.is_meta
+    ]
+    return KernelSignature(tuple(parameters), tuple(p.name for p in tensors))
+
+
+def _widening(signature: KernelSignature) -> list[str]:
+    """Strides cast to 64 bits when the host sets the 64-bit flag."""
+    strides = [p.name for p in signature.of_kind(ParameterKind.STRIDE)]
+    if not strides:
+        return []
+    return [f"if {naming.INT64_FLAG}:"] + [f"    {n} = tl.cast({n}, tl.int64)" for n in strides]
+
+
+def _launch_checks(
+    context: Context,
+) -> tuple[tuple[ShapeCheck, ...], tuple[SizeRequirement, ...]]:
+    """Outermost shapes that may differ from the grid, and sizes that must be 1."""
+    grid = context.grid
+    shapes = []
+    requirements = []
+    for parameter in context.spec.tensor_parameters:
+        shape = tuple(context.expression(size) for size in parameter.arranged.shape)
+        if not all(_same(a, b) for a, b in zip(shape, grid)):
+            shapes.append(ShapeCheck(parameter.name, shape))
+    for parameter in context.spec.tensor_parameters:
+        for requirement in parameter.arranged.all_requirements().values():
+            size = context.expression(requirement.size)
+            requirements.append(SizeRequirement(size, requirement.message))
+    return tuple(shapes), tuple(requirements)
+
+
+def _module_text(
+    context: Context, signature: KernelSignature, prologue: list[str], body: list[ast.stmt]
+) -> str:
+    """The Triton module: imports, then the ``@triton.jit`` kernel."""
+    spec = context.spec
+    kernel_name = naming.kernel(spec.name)
+    arguments = ", ".join(f"{p.name}: tl.constexpr" if p.constexpr else p.name for p in signature)
+    # Parsed rather than built, so that every field the running Python's ast
+    # has (type_params from 3.12 on) is there for unparse.
+    function = ast.parse(f"def {kernel_name}():\n    pass\n").body[0]
+    assert isinstance(function, ast.FunctionDef)
+    function.body = body
+    body_source = ast.unparse(ast.fix_missing_locations(function)).split("\n", 1)[1]
+    header = [
+        f'"""Generated by NineToothed from {spec.name!r}; do not edit."""',
+        "",
+        "import triton",
+        "import triton.language as tl",
+    ]
+    if context.uses_libdevice:
+        header.append(f"from triton.language.extra import {naming.LIBDEVICE}")
+    for name in sorted(context.injected):
+        header.append(f"# {name}: a triton.jit helper the application calls (provided at load)")
+    header += ["", "", "@triton.jit", f"def {kernel_name}({arguments}):"]
+    lines = header + [f"    {line}" for line in prologue] + [body_source]
+    return "\n".join(lines) + "\n"
+
+
+def _is_one(size: SymbolLike) -> bool:
+    return isinstance(size, int) and size == 1
+
+
+def _same(left: SymbolLike, right: SymbolLike) -> bool:
+    """Whether two sizes are structurally equal (both symbols, or both the same int)."""
+    if isinstance(left, Symbol) and isinstance(right, Symbol):
+        return left == right
+    return not isinstance(left, Symbol) and not isinstance(right, Symbol) and left == right

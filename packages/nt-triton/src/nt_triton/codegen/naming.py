@@ -1,0 +1,165 @@
+"""Every identifier generated code uses, spelled in this one module.
+
+Generated kernels, host code and trampolines share one naming scheme (the
+idea upstream NineToothed started with): a tensor parameter ``x`` gives
+``x_pointer``, ``x_size_0``, ``x_stride_0``, ``x_arange_1_0`` …, and every
+name NineToothed itself introduces starts with ``ninetoothed_``.  Nothing
+else in nt-triton, or in an adapter, spells one of these names: it asks this
+module, so a name can change here and nowhere else.
+"""
+
+from __future__ import annotations
+
+PREFIX = "ninetoothed_"
+"""Names NineToothed introduces start with this (users' names never should)."""
+
+# ----------------------------------------------------------- kernel parameters
+
+
+def pointer(parameter: str) -> str:
+    """The kernel parameter holding tensor ``parameter``'s data pointer."""
+    return f"{parameter}_pointer"
+
+
+def size(parameter: str, dim: int) -> str:
+    """The kernel parameter holding the size of ``parameter``'s source dimension ``dim``."""
+    return f"{parameter}_size_{dim}"
+
+
+def stride(parameter: str, dim: int) -> str:
+    """The kernel parameter holding the stride of ``parameter``'s source dimension ``dim``."""
+    return f"{parameter}_stride_{dim}"
+
+
+def padded_size(parameter: str, depth: int, dim: int) -> str:
+    """The constexpr power of two a tile size of ``parameter`` is padded to."""
+    return f"{parameter}_padded_size_{depth}_{dim}"
+
+
+INT64_FLAG = f"{PREFIX}int64"
+"""The constexpr flag that widens strides to 64 bits."""
+
+# ------------------------------------------------------------- kernel locals
+
+PROGRAM_ID = f"{PREFIX}program_id"
+"""The program's linear index, ``tl.program_id(0)``."""
+
+
+def grid_index(dim: int) -> str:
+    """The program's index along grid dimension ``dim``."""
+    return f"{PREFIX}grid_index_{dim}"
+
+
+def arange(parameter: str, depth: int, dim: int) -> str:
+    """The ``tl.arange`` of dimension ``dim`` of level ``depth`` of ``parameter``'s tile."""
+    return f"{parameter}_arange_{depth}_{dim}"
+
+
+def placeholder(number: int) -> str:
+    """A symbol standing for an application expression while indices are resolved."""
+    return f"{PREFIX}placeholder_{number}"
+
+
+POINTERS = "pointers"
+MASK = "mask"
+TILE = "tile"
+"""Stems of hoisted loads: ``x_pointers_N``, ``x_mask_N``, ``x_tile_N``."""
+
+
+def hoisted(parameter: str, stem: str) -> str:
+    """The stem of a hoisted statement about ``parameter``'s tile (see :data:`TILE`)."""
+    return f"{parameter}_{stem}"
+
+
+def numbered(stem: str, number: int) -> str:
+    """A fresh local ``stem_N``."""
+    return f"{stem}_{number}"
+
+
+def inline_suffix(number: int) -> str:
+    """Appended to the locals of the ``number``-th inlined helper call."""
+    return f"_inline_{number}"
+
+
+def inlined_local(name: str, suffix: str) -> str:
+    """A local ``name`` of an inlined helper, renamed apart from the caller's."""
+    return f"{name}{suffix}"
+
+
+def inline_result(function: str, suffix: str) -> str:
+    """The local an inlined helper's return value is assigned to."""
+    return f"{function}_result{suffix}"
+
+
+# ------------------------------------------------------------ module level
+
+
+def identifier(name: str) -> str:
+    """``name`` made a Python identifier (other characters become ``_``)."""
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"k_{cleaned}"
+
+
+def kernel(name: str) -> str:
+    """The ``@triton.jit`` function generated for the kernel called ``name``."""
+    return f"{identifier(name)}_kernel"
+
+
+def helper(name: str) -> str:
+    """The module-level name a user's ``triton.jit`` helper ``name`` is injected under."""
+    return f"{PREFIX}helper_{identifier(name)}"
+
+
+def module(stem: str) -> str:
+    """The Python module name a cached source file ``stem.py`` is loaded under."""
+    return f"{PREFIX}generated_{stem}"
+
+
+LIBDEVICE = "libdevice"
+"""The module name libdevice is imported under."""
+
+# ------------------------------------------------------------------ host code
+
+HOST_FUNCTION = f"{PREFIX}host"
+"""The generated host function: ``(tensors, pointers, scalars) -> (arguments, grid)``."""
+
+HOST_TENSORS = "tensors"
+HOST_POINTERS = "pointers"
+HOST_SCALARS = "scalars"
+"""The host function's parameters."""
+
+GRID = f"{PREFIX}grid"
+GRID_FUNCTION = "grid"
+META = "META"
+"""The launch grid, the grid function of auto-tuned kernels, and its argument."""
+
+
+def grid_size(dim: int) -> str:
+    """The host's local for the size of grid dimension ``dim``."""
+    return f"{PREFIX}grid_size_{dim}"
+
+
+MISMATCH = f"{PREFIX}mismatch"
+UNMET = f"{PREFIX}unmet"
+NEXT_POWER_OF_TWO = "next_power_of_two"
+PIN = f"{PREFIX}pinned"
+"""Functions the host code calls (raising launch errors; padding sizes; pinned meta values)."""
+
+NEW_TUPLE = f"{PREFIX}new_tuple"
+PLAN = f"{PREFIX}plan"
+"""``tuple.__new__`` and the launch plan type, which the host function returns."""
+
+# ---------------------------------------------------------------- trampolines
+
+CALLEE = f"{PREFIX}kernel"
+"""The name a trampoline calls the generated kernel by."""
+
+
+def output_pointer(index: int) -> str:
+    """A trampoline parameter receiving a launcher's pointer to output ``index``."""
+    return f"{PREFIX}output_{index}"
+
+
+def trampoline(kernel_name: str, launcher: str) -> str:
+    """The trampoline of kernel ``kernel_name`` for ``launcher`` (e.g. ``jax_triton``)."""
+    return f"{identifier(kernel_name)}_{identifier(launcher)}"

@@ -1,0 +1,89 @@
+"""Python objects an application names, as Triton code.
+
+An application's globals and closure hold ``ninetoothed.language`` (``ntl``)
+references, Triton modules and functions, numbers, dtypes and users'
+``triton.jit`` helpers.  :func:`reference` turns each into the code that
+names it in the generated module (``tl.…``, ``libdevice.…``, a literal, an
+injected helper), or ``None`` to keep the application's own spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ninetoothed.dtype import DataType, triton_name
+from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
+from nt_triton.codegen import inline, naming
+from nt_triton.codegen.context import Context
+from nt_triton.codegen.syntax import dotted
+
+_KEPT_BUILTINS = (range, min, max, float, int, len, abs, print, tuple)
+"""Builtins Triton understands under their own names."""
+
+
+def reference(context: Context, value: Any) -> ast.expr | None:
+    """Code for a Python object the application names, or None to keep the name."""
+    if isinstance(value, LanguageReference):
+        return _language(context, value.path)
+    if isinstance(value, DataType):
+        return dotted(f"tl.{triton_name(value.name)}")
+    module = getattr(value, "__name__", None)
+    if type(value).__name__ == "module" and isinstance(module, str):
+        return _module(context, module)
+    if isinstance(value, (bool, int, float)):
+        return ast.Constant(value)
+    if _is_jit_function(value):
+        name = naming.helper(getattr(value, "__name__", "fn"))
+        context.injected[name] = value
+        return dotted(name)
+    if any(value is kept for kept in _KEPT_BUILTINS):
+        return None
+    if callable(value) and getattr(value, "__module__", "").startswith("triton"):
+        qualified = f"{value.__module__}.{getattr(value, '__name__', '')}"
+        if qualified.startswith(TRITON_LANGUAGE):
+            return dotted("tl" + qualified[len(TRITON_LANGUAGE) :])
+    return None
+
+
+def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
+    """``float("-inf")`` and the like, with constant arguments, become constants."""
+    function = inline.resolve(node.func, local)
+    if function not in (float, int, bool) or node.keywords:
+        return None
+    constants = [arg.value for arg in node.args if isinstance(arg, ast.Constant)]
+    if len(constants) != len(node.args):
+        return None
+    value = function(*constants)
+    if isinstance(value, float) and value != value:  # NaN has no literal
+        return None
+    return ast.Constant(value)
+
+
+def _language(context: Context, path: str) -> ast.expr | None:
+    """``ntl.…`` → ``tl.…``; ``ntl.libdevice.…`` → ``libdevice.…``."""
+    if path == LIBDEVICE or path.startswith(LIBDEVICE + "."):
+        context.uses_libdevice = True
+        return dotted(naming.LIBDEVICE + path[len(LIBDEVICE) :])
+    if path.startswith(TRITON_LANGUAGE):
+        return dotted("tl" + path[len(TRITON_LANGUAGE) :])
+    return None
+
+
+def _module(context: Context, module: str) -> ast.expr | None:
+    """A module the application names (``ntl``, ``triton.language``, libdevice …)."""
+    if module in ("triton.language", "ninetoothed.language"):
+        return dotted("tl")
+    if module == "triton":
+        return dotted("triton")
+    if module.startswith("triton.language.extra") and module.endswith("libdevice"):
+        context.uses_libdevice = True
+        return dotted(naming.LIBDEVICE)
+    return None
+
+
+def _is_jit_function(value: Any) -> bool:
+    """Whether ``value`` is a ``triton.jit`` function (or the interpreter's stand-in)."""
+    return type(value).__name__ in ("JITFunction", "JitFunction") or (
+        hasattr(value, "fn") and hasattr(value, "run")
+    )

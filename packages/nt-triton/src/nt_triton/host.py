@@ -1,0 +1,197 @@
+"""Host code: per call, the kernel's arguments and grid, generated from its signature.
+
+Everything per call that does not depend on values is done once, when the
+kernel is generated: unpacking sizes and strides, reading scalars and
+symbols, the 64-bit decision, padded tile sizes, checking that the arranged
+tensors' outermost shapes agree, and the grid are written as one small Python
+function, :data:`HostFunction`, so a call costs one function call plus the
+launch.  The function returns a :class:`LaunchPlan`: the arguments the
+signature passes positionally (:attr:`~nt_triton.abi.KernelSignature.host`),
+in order, the grid (a tuple, or a function of the meta values for auto-tuned
+kernels), and the meta values the caller pinned, if any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ninetoothed.errors import LaunchError
+from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.ir import KernelSpec
+from ninetoothed.symbol import next_power_of_two
+from nt_triton import tuning
+from nt_triton.abi import KernelSignature, ParameterKind
+from nt_triton.codegen import GeneratedSource
+from nt_triton.codegen import naming as n
+
+INT32_LIMIT = 2**31 - 1
+
+Grid = tuple[int, ...] | Callable[[Mapping[str, int]], tuple[int, ...]]
+"""A launch grid, or (auto-tuned kernels) a function of the meta values."""
+
+
+class LaunchPlan(NamedTuple):
+    """One call's launch, prepared: what :meth:`nt_triton.kernel.TritonKernel.launch` runs."""
+
+    arguments: list[Any]
+    """The kernel's positional arguments, in signature order
+    (:attr:`~nt_triton.abi.KernelSignature.host`)."""
+
+    grid: Grid
+    meta: dict[str, int] | None
+    """Pinned meta values (the caller gave every meta symbol), with the padded sizes
+    derived from them; ``None`` when auto-tuning chooses."""
+
+
+HostFunction = Callable[[Sequence[TensorInfo], Sequence[Any], dict[str, Any]], LaunchPlan]
+"""``(tensors, pointers, scalars) -> LaunchPlan``."""
+
+
+def host_source(spec: KernelSpec, generated: GeneratedSource) -> str:
+    """Python source of the host function (see the module docstring)."""
+    lines = [f"def {n.HOST_FUNCTION}({n.HOST_TENSORS}, {n.HOST_POINTERS}, {n.HOST_SCALARS}):"]
+    lines += _unpacking(spec, generated)
+    if spec.meta_symbols:
+        lines.append(f"    def {n.GRID_FUNCTION}({n.META}):")
+        for name in sorted(spec.meta_symbols):
+            lines.append(f"        {name} = {n.META}[{name!r}]")
+        lines.extend("    " + line for line in _grid_lines(spec, generated))
+        lines.append("    ")
+    else:
+        lines.extend(_grid_lines(spec, generated))
+        lines.append(f"    {n.GRID_FUNCTION} = {n.GRID}")
+    arguments = []
+    for parameter in generated.signature.host:
+        if parameter.kind is ParameterKind.POINTER:
+            arguments.append(f"{n.HOST_POINTERS}[{parameter.tensor_index}]")
+        else:
+            arguments.append(parameter.name)
+    meta = (
+        f"{n.PIN}({n.HOST_SCALARS}) if {n.HOST_SCALARS} else None" if spec.meta_symbols else "None"
+    )
+    plan = f"([{', '.join(arguments)}], {n.GRID_FUNCTION}, {meta})"
+    # tuple.__new__ directly: a named tuple's own constructor costs a Python call.
+    lines.append(f"    return {n.NEW_TUPLE}({n.PLAN}, {plan})")
+    return "\n".join(lines) + "\n"
+
+
+def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
+    """Sizes, strides, scalars and symbols as locals; the 64-bit flag; padded sizes."""
+    lines = []
+    tensors = spec.tensor_parameters
+    for index, parameter in enumerate(tensors):
+        ndim = parameter.source.ndim
+        if ndim:
+            sizes = ", ".join(n.size(parameter.name, d) for d in range(ndim))
+            strides = ", ".join(n.stride(parameter.name, d) for d in range(ndim))
+            lines.append(f"    {sizes}, = {n.HOST_TENSORS}[{index}].shape")
+            lines.append(f"    {strides}, = {n.HOST_TENSORS}[{index}].strides")
+    signature = generated.signature
+    given = signature.of_kind(ParameterKind.SCALAR) + signature.of_kind(ParameterKind.SYMBOL)
+    for value in given:
+        lines.append(f"    {value.name} = {n.HOST_SCALARS}[{value.name!r}]")
+    # 64-bit offsets only where some tensor's largest offset needs them.
+    extents = []
+    for parameter in tensors:
+        terms = " + ".join(
+            f"(max({n.size(parameter.name, d)}, 1) - 1) * abs({n.stride(parameter.name, d)})"
+            for d in range(parameter.source.ndim)
+        )
+        if terms:
+            extents.append(f"({terms})")
+    flag = " or ".join(f"{extent} > {INT32_LIMIT}" for extent in extents) or "False"
+    lines.append(f"    {n.INT64_FLAG} = {flag}")
+    for padded in signature.of_kind(ParameterKind.PADDED_SIZE):
+        lines.append(f"    {padded.name} = {n.NEXT_POWER_OF_TWO}({padded.expression})")
+    return lines
+
+
+def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
+    """Lines (indented for the host function) that compute and check the grid."""
+    lines = []
+    names = []
+    for dim, size in enumerate(generated.grid):
+        lines.append(f"    {n.grid_size(dim)} = max({size}, 0)")
+        names.append(n.grid_size(dim))
+    grid_tuple = _tuple(names)
+    for check in generated.shape_checks:
+        shape_text = _tuple([f"max({s}, 0)" for s in check.shape])
+        lines.append(f"    if {shape_text} != {grid_tuple}:")
+        lines.append(
+            f"        {n.MISMATCH}({check.parameter!r}, {shape_text}, {grid_tuple}, "
+            f"{n.HOST_TENSORS})"
+        )
+    for requirement in generated.requirements:
+        lines.append(f"    if {requirement.size} != 1:")
+        lines.append(
+            f"        {n.UNMET}({requirement.message!r}, {requirement.size}, {n.HOST_TENSORS})"
+        )
+    program_count = " * ".join(names) if names else "1"
+    lines.append(f"    {n.GRID} = ({program_count},)")
+    if spec.meta_symbols:
+        lines.append(f"    return {n.GRID}")
+    return lines
+
+
+def _tuple(items: Sequence[str]) -> str:
+    """Python source of a tuple of ``items``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> HostFunction:
+    """Turn :func:`host_source`'s text into a function."""
+
+    def described(tensors: Sequence[TensorInfo]) -> str:
+        return ", ".join(
+            f"{p.name}: {tuple(t.shape)}" for p, t in zip(spec.tensor_parameters, tensors)
+        )
+
+    def mismatch(
+        name: str, shape: tuple[int, ...], grid: tuple[int, ...], tensors: Sequence[TensorInfo]
+    ) -> None:
+        raise LaunchError(
+            f"{spec.name}: the arranged {name!r} has outermost shape {shape}, but the launch grid "
+            f"(from {spec.tensor_parameters[0].name!r}) is {grid}; the arguments' shapes do not "
+            f"fit the arrangement together ({described(tensors)})"
+        )
+
+    def unmet(message: str, value: int, tensors: Sequence[TensorInfo]) -> None:
+        raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described(tensors)}")
+
+    namespace: dict[str, Any] = {
+        n.NEXT_POWER_OF_TWO: next_power_of_two,
+        n.MISMATCH: mismatch,
+        n.UNMET: unmet,
+        n.PIN: _pinning(spec, signature),
+        n.NEW_TUPLE: tuple.__new__,
+        n.PLAN: LaunchPlan,
+    }
+    exec(compile(source, f"<ninetoothed host code of {spec.name}>", "exec"), namespace)  # noqa: S102
+    function: HostFunction = namespace[n.HOST_FUNCTION]
+    return function
+
+
+def _pinning(
+    spec: KernelSpec, signature: KernelSignature
+) -> Callable[[Mapping[str, Any]], dict[str, int] | None]:
+    """The function turning a call's keywords into pinned meta values (None: tune).
+
+    Pinning skips tuning only when every meta symbol is given; the padded
+    sizes derived from them come along.
+    """
+    names = tuple(spec.meta_symbols)
+
+    def pinned(scalars: Mapping[str, Any]) -> dict[str, int] | None:
+        values = {name: int(scalars[name]) for name in names if name in scalars}
+        if not values:
+            return None
+        missing = set(names) - set(values)
+        if missing:
+            raise LaunchError(
+                f"{spec.name}: to skip auto-tuning give every meta symbol; missing "
+                f"{', '.join(sorted(missing))}"
+            )
+        return {**values, **tuning.derived_meta_values(signature, values)}
+
+    return pinned

@@ -1,0 +1,40 @@
+"""The Triton backend and its kernels satisfy the core's contracts.
+
+Checked twice: at run time (``runtime_checkable`` protocols) and statically
+(``nox -s lint`` runs mypy on this file, so the assignments below must type).
+"""
+
+from __future__ import annotations
+
+import ninetoothed
+from ninetoothed import Tensor
+from ninetoothed.hookspecs import CodegenBackend, GeneratedKernel
+from nt_triton.backend import TritonBackend
+from nt_triton.kernel import TritonKernel
+
+
+def application(x: Tensor, y: Tensor) -> None:
+    y = x  # noqa: F841
+
+
+def arrangement(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    return x.tile((16,)), y.tile((16,))
+
+
+def statically(backend: TritonBackend, kernel: TritonKernel) -> None:
+    """Never called: mypy checks that these assignments type."""
+    as_backend: CodegenBackend = backend
+    as_kernel: GeneratedKernel = kernel
+    assert as_backend and as_kernel
+
+
+def test_backend_is_a_codegen_backend() -> None:
+    assert isinstance(TritonBackend(), CodegenBackend)
+
+
+def test_kernel_is_a_generated_kernel() -> None:
+    kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+    generated = kernel.generated
+    assert isinstance(generated, TritonKernel)
+    assert isinstance(generated, GeneratedKernel)
+    assert [p.name for p in generated.signature][:2] == ["x_pointer", "y_pointer"]
