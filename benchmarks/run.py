@@ -39,7 +39,7 @@ REPO_ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from baselines import add as triton_add  # noqa: E402 (needs sys.path above)
-from baselines import matmul as triton_matmul  # noqa: E402 (needs sys.path above)
+from baselines import mm as triton_mm  # noqa: E402 (needs sys.path above)
 from baselines import softmax as triton_softmax  # noqa: E402 (needs sys.path above)
 
 Tensors = tuple[torch.Tensor, ...]
@@ -99,7 +99,7 @@ def full_cases(device: str) -> list[Case]:
             "matmul",
             lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
             torch.matmul,
-            triton_matmul.matmul,
+            triton_mm.mm,
             "matmul",
             _matmul_work,
             "compute",
@@ -109,7 +109,7 @@ def full_cases(device: str) -> list[Case]:
             "matmul-same-space",
             lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
             torch.matmul,
-            triton_matmul.matmul,
+            triton_mm.mm,
             "matmul_same_space",
             _matmul_work,
             "compute",
@@ -119,7 +119,7 @@ def full_cases(device: str) -> list[Case]:
             "matmul-same-config",
             lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
             torch.matmul,
-            triton_matmul.matmul_tuned_config,
+            lambda a, b: triton_mm.mm(a, b, config=triton_mm.mm_tuned_config(a, b)),
             "matmul_same_config",
             _matmul_work,
             "compute",
@@ -145,13 +145,13 @@ def smoke_cases(device: str) -> list[Case]:
     would only multiply the runtime without testing anything new.
     """
     add_cfg = {"BLOCK_SIZE": 256}
-    mm_cfg = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32}
+    mm_cfg = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 2}
 
     def add_fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return triton_add.add(x, y, config=add_cfg)
 
     def mm_fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return triton_matmul.matmul(a, b, config=mm_cfg)
+        return triton_mm.mm(a, b, config=mm_cfg)
 
     def softmax_ref(x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(x, dim=-1)
