@@ -93,6 +93,51 @@ def matmul_same_space(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return c
 
 
+def addmm(
+    input: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: float, alpha: float
+) -> torch.Tensor:
+    """Return ``beta * input + alpha * (mat1 @ mat2)`` computed by the NineToothed kernel."""
+    from nt_examples import addmm as example
+
+    output = torch.empty((mat1.shape[0], mat2.shape[1]), dtype=mat1.dtype, device=mat1.device)
+    example.kernel(input.expand_as(output), mat1, mat2, beta, alpha, output)
+    return output
+
+
+def conv2d(input: torch.Tensor, filter: torch.Tensor) -> torch.Tensor:
+    """Return the unpadded, unit-stride ``conv2d`` computed by the NineToothed kernel."""
+    from nt_examples import conv2d as example
+
+    n, _, h, w = input.shape
+    k, _, r, s = filter.shape
+    output = torch.empty((n, k, h - r + 1, w - s + 1), dtype=input.dtype, device=input.device)
+    example.kernel(input, filter, output)
+    return output
+
+
+def silu(x: torch.Tensor) -> torch.Tensor:
+    """Return ``silu(x)`` (1-D) computed by the NineToothed kernel."""
+    from nt_examples import elementwise as example
+
+    y = torch.empty_like(x)
+    example.silu_kernel(x, y)
+    return y
+
+
+def sdpa_causal(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, is_causal: bool = True
+) -> torch.Tensor:
+    """Return causal attention (B, H, L, D) computed by the NineToothed kernel
+    (which is causal only)."""
+    from nt_examples import attention as example
+
+    if not is_causal:
+        raise NotImplementedError("the seed attention kernel is causal only")
+    o = torch.empty_like(q)
+    example.kernel(q, k, v, 1.0 / q.shape[-1] ** 0.5, o)
+    return o
+
+
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """Return ``softmax(x, dim=-1)`` computed by the NineToothed kernel."""
     from nt_examples import softmax as example

@@ -284,3 +284,27 @@ def test_pruning_leaves_a_real_space(module, arguments):
     """At the benchmarks' shapes the pruned GPU space keeps several configurations."""
     kept = module._prune(module.CONFIGS, arguments)
     assert len(kept) >= 2, (module.__name__, kept)
+
+
+@pytest.mark.interpreter_only
+def test_benchmark_harness_runs_on_the_interpreter(tmp_path):
+    """``run.py --smoke`` runs tasks end to end (first calls, checks, rounds,
+    tables, JSON) on tiny shapes; every baseline it ran is valid and timed."""
+    import json
+    import subprocess
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    tasks = "add,addmm,fused_add_rms_norm,rope_half"
+    command = [sys.executable, str(script), "--smoke", "--rounds", "1", "--tasks", tasks]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "bench.json").read_text())
+    assert [task["name"] for task in result["tasks"]] == tasks.split(",")
+    for task in result["tasks"]:
+        for name in ("triton", "torch"):
+            implementation = task["implementations"][name]
+            assert implementation["failure"] is None and len(implementation["times_ms"]) == 1
+    assert result["tasks"][0]["implementations"]["ours"]["source"] != "n/a"
+    assert "| add |" in (tmp_path / "bench.md").read_text()

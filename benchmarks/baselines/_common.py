@@ -94,15 +94,17 @@ def gemm_configs_that_fit(
     configs: list[triton.Config], rows: int, columns: int, element_size: int
 ) -> list[triton.Config]:
     """The GEMM tilings (``BLOCK_M``, ``BLOCK_N``, ``BLOCK_K``) worth trying on a
-    ``rows`` x ``columns`` output: no tile far larger than the output, and the
-    pipelined A and B tiles within the shared-memory budget."""
+    ``rows`` x ``columns`` output: no tile far larger than the output, no thin
+    tile on a tall output (those are for a handful of rows), and the pipelined A
+    and B tiles within the shared-memory budget."""
     largest_m, largest_n = at_most(rows), at_most(columns)
+    smallest_m = 64 if rows >= 1024 else 16
     kept = []
     for candidate in configs:
         meta = candidate.kwargs
         stage = (meta["BLOCK_M"] + meta["BLOCK_N"]) * meta["BLOCK_K"] * element_size
         if (
-            meta["BLOCK_M"] <= largest_m
+            smallest_m <= meta["BLOCK_M"] <= largest_m
             and meta["BLOCK_N"] <= largest_n
             and stage * candidate.num_stages <= SHARED_MEMORY_BUDGET
         ):
