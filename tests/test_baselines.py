@@ -308,3 +308,28 @@ def test_benchmark_harness_runs_on_the_interpreter(tmp_path):
             assert implementation["failure"] is None and len(implementation["times_ms"]) == 1
     assert result["tasks"][0]["implementations"]["ours"]["source"] != "n/a"
     assert "| add |" in (tmp_path / "bench.md").read_text()
+
+
+def test_llama_op_sets_replace_every_module_and_match_the_model():
+    """The end-to-end benchmark's patching: every Linear, RMSNorm, SiLU and
+    attention of a tiny Llama is replaced, the torch op set reproduces the model,
+    the Triton one agrees with it, decoding runs through the cache, and leaving
+    the ``with`` block restores the model."""
+    pytest.importorskip("transformers")
+    import e2e
+    import opsets
+    from llama_patch import patched
+
+    args = e2e.parse(["--smoke"])
+    model = e2e.build_model(args, DEVICE)
+    prompt = torch.randint(0, model.config.vocab_size, (2, 8), device=DEVICE)
+    with torch.inference_mode():
+        before = model(prompt).logits
+    torch_status = e2e.check(model, opsets.torch_opset(), prompt)
+    assert torch_status["replaced"] == {"linear": 15, "rms_norm": 5, "attention": 2, "silu": 2}
+    assert torch_status["logits_error"] < 1e-3
+    assert e2e.check(model, opsets.triton_opset(), prompt)["logits_error"] < 2e-2
+    with torch.inference_mode(), patched(model, opsets.triton_opset()):
+        assert e2e.generate(model, prompt, 2) > 0
+    with torch.inference_mode():
+        assert torch.equal(model(prompt).logits, before)
