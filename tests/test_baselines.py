@@ -333,3 +333,14 @@ def test_llama_op_sets_replace_every_module_and_match_the_model():
         assert e2e.generate(model, prompt, 2) > 0
     with torch.inference_mode():
         assert torch.equal(model(prompt).logits, before)
+
+
+def test_code_metrics_measure_both_sides():
+    """``code_metrics.py`` finds every baseline's kernel code, and a stand-in's."""
+    pytest.importorskip("radon")
+    import code_metrics
+
+    rows = {row["task"]: row for row in code_metrics.measure({})}
+    assert set(rows) == set(code_metrics.TASKS)
+    assert all(row["triton"]["V"] > 0 and row["triton"]["LLOC"] > 0 for row in rows.values())
+    assert rows["mm"]["ours"]["V"] < rows["mm"]["triton"]["V"]

@@ -31,3 +31,7 @@ def add(x: torch.Tensor, y: torch.Tensor, *, config: dict | None = None) -> torc
     n = z.numel()
     launch(add_kernel, grid_for(n), x_flat, y_flat, z, n, config=config)
     return z.view(x.shape)
+
+
+KERNELS = (add_kernel,)
+"""The kernels this module launches (for the code metrics)."""

@@ -42,15 +42,19 @@ LOG2_E = 1.4426950408889634
 
 
 def _prune(configs: list[triton.Config], args: dict) -> list[triton.Config]:
-    """Decoding-sized query blocks for at most 16 queries, others otherwise; and
-    within the shared-memory budget (the query tile plus the pipelined K and V)."""
+    """Decoding-sized query blocks for at most 16 queries, others otherwise;
+    within the shared-memory budget (the query tile plus the pipelined K and V);
+    and at most 64 accumulator values per thread (more spill registers with
+    128-wide heads: ptxas, sm_90)."""
     few_queries = args["Lq"] <= 16
+    head_dim = args["HEAD_DIM"]
     element = args["q_ptr"].element_size()
     kept = []
     for c in configs:
         block_m, block_n = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        shared = (block_m + 2 * block_n * c.num_stages) * args["HEAD_DIM"] * element
-        if (block_m == 16) == few_queries and shared <= SHARED_MEMORY_BUDGET:
+        shared = (block_m + 2 * block_n * c.num_stages) * head_dim * element
+        accumulator = block_m * head_dim // (32 * c.num_warps)
+        if (block_m == 16) == few_queries and shared <= SHARED_MEMORY_BUDGET and accumulator <= 64:
             kept.append(c)
     return kept
 

@@ -27,3 +27,7 @@ def silu(x: torch.Tensor, *, config: dict | None = None) -> torch.Tensor:
     n = y.numel()
     launch(silu_kernel, grid_for(n), x_flat, y, n, config=config)
     return y.view(x.shape)
+
+
+KERNELS = (silu_kernel,)
+"""The kernels this module launches (for the code metrics)."""

@@ -29,3 +29,7 @@ def swiglu(a: torch.Tensor, b: torch.Tensor, *, config: dict | None = None) -> t
     n = c.numel()
     launch(swiglu_kernel, grid_for(n), a_flat, b_flat, c, n, config=config)
     return c.view(a.shape)
+
+
+KERNELS = (swiglu_kernel,)
+"""The kernels this module launches (for the code metrics)."""
