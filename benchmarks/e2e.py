@@ -211,19 +211,20 @@ def main(argv: list[str]) -> int:
     runner = Runner(args, device)
     for name in args.opsets.split(","):
         runner.prepare(name.strip())
-    skipped = []
+    skipped: list[int] = []
+    out = args.out or Path(os.environ.get("OUT") or "bench-out")
+    out.mkdir(parents=True, exist_ok=True)
     for new_tokens in args.lengths:
         left = args.budget_s - runner.elapsed()
         if runner.predicted_s(new_tokens) > left:
             skipped.append(new_tokens)
             print(f"skipping {new_tokens} tokens: {left:.0f} s of budget left", flush=True)
-            continue
-        print(f"{new_tokens} new tokens", flush=True)
-        runner.measure(new_tokens)
-    meta = e2e_report.describe(args, runner.model, device, skipped)
-    out = args.out or Path(os.environ.get("OUT") or "bench-out")
-    out.mkdir(parents=True, exist_ok=True)
-    text = e2e_report.write(out, meta, runner.status, runner.times, args.batch)
+        else:
+            print(f"{new_tokens} new tokens", flush=True)
+            runner.measure(new_tokens)
+        # Written after every length: a run stopped by a time limit keeps its numbers.
+        meta = e2e_report.describe(args, runner.model, device, skipped)
+        text = e2e_report.write(out, meta, runner.status, runner.times, args.batch)
     print("\n" + text)
     return 0
 

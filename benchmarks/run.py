@@ -73,8 +73,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--first-call-limit",
         type=float,
-        default=180.0,
-        help="seconds one first call (compile and tuning) may take; 0: no limit (default 180)",
+        default=120.0,
+        help="seconds one first call (compile and tuning) may take; 0: no limit (default 120)",
     )
     parser.add_argument("--list", action="store_true", help="list the tasks and exit")
     return parser.parse_args(argv)

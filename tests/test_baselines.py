@@ -335,6 +335,32 @@ def test_llama_op_sets_replace_every_module_and_match_the_model():
         assert torch.equal(model(prompt).logits, before)
 
 
+def test_ours_op_set_adapts_torch_like_ops():
+    """``nt_torch.ops``-style functions (keyword ``weight``/``eps``/``interleaved``,
+    an attention without ``enable_gqa``) plug in as the ``ours`` op set."""
+    pytest.importorskip("transformers")
+    import types
+
+    import e2e
+    import opsets
+    from tasks import torch_rope
+
+    def attention(q, k, v, is_causal=False, scale=None):
+        assert k.shape[1] == q.shape[1], "keys and values must come repeated"
+        return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, scale=scale)
+
+    ops = types.SimpleNamespace(
+        mm=torch.mm,
+        rms_norm=lambda x, weight=None, eps=1e-6: F.rms_norm(x, x.shape[-1:], weight, eps),
+        rotary_position_embedding=torch_rope,
+        scaled_dot_product_attention=attention,
+        silu=F.silu,
+    )
+    model = e2e.build_model(e2e.parse(["--smoke"]), DEVICE)
+    prompt = torch.randint(0, model.config.vocab_size, (2, 8), device=DEVICE)
+    assert e2e.check(model, opsets.ours_opset(ops), prompt)["logits_error"] < 1e-2
+
+
 def test_code_metrics_measure_both_sides():
     """``code_metrics.py`` finds every baseline's kernel code, and a stand-in's."""
     pytest.importorskip("radon")

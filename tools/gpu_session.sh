@@ -14,8 +14,10 @@
 # "bench" (benchmarks/run.py, full: 5 interleaved rounds), "e2e"
 # (benchmarks/e2e.py: Llama, 8B dimensions, 4 layers) and "metrics"
 # (benchmarks/code_metrics.py, when radon is installed or carried in .whl/).
-# Time limits: NT_QUICK_SECONDS, NT_BENCH_SECONDS, NT_E2E_SECONDS; NT_E2E_ARGS
-# adds to e2e.py's arguments (e.g. "--layers 32").
+# Time limits: NT_QUICK_SECONDS, NT_BENCH_SECONDS; e2e gets what is left of
+# NT_DEADLINE_SECONDS (570, counted from the script's start) as its budget, so
+# it skips the output lengths it cannot finish (NT_E2E_SECONDS fixes its limit
+# instead).  NT_E2E_ARGS adds to e2e.py's arguments (e.g. "--layers 32").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS="${OUT:-gpu-logs}"
@@ -75,10 +77,14 @@ fi
 
 if [[ $STEPS == *" e2e "* ]]; then
 echo "=== end-to-end"
-# The budget stops starting new output lengths in time for the step's limit.
+# The step's limit: NT_E2E_SECONDS, else what is left before the deadline,
+# less time for the code metrics; the budget (e2e.py stops starting new
+# output lengths past it) leaves a margin for the last generation and the report.
+e2e_seconds="${NT_E2E_SECONDS:-$(( ${NT_DEADLINE_SECONDS:-570} - SECONDS - 30 ))}"
+(( e2e_seconds < 90 )) && e2e_seconds=90
 # shellcheck disable=SC2086
-timeout -k 10 "${NT_E2E_SECONDS:-190}" python3 benchmarks/e2e.py --budget-s 150 ${NT_E2E_ARGS:-} \
-    --out "$LOGS" 2>&1 | tee "$LOGS/e2e.log" | tail -16
+timeout -k 10 "$e2e_seconds" python3 benchmarks/e2e.py --budget-s $(( e2e_seconds * 3 / 4 )) \
+    ${NT_E2E_ARGS:-} --out "$LOGS" 2>&1 | tee "$LOGS/e2e.log" | tail -16
 fi
 
 if [[ $STEPS == *" metrics "* ]]; then
