@@ -98,7 +98,8 @@ def ceilings(clock: Clock, rounds: int, small: bool) -> dict:
     for _ in range(rounds):
         copies.append(copy_bandwidth(clock, small))
         rates.append(matmul_rate(clock, small))
-    torch.cuda.empty_cache() if clock.device == "cuda" else None
+    if clock.device == "cuda":
+        torch.cuda.empty_cache()
     return {
         "copy_bytes_per_s": statistics.median(copies),
         "matmul_flops": statistics.median(rates),
