@@ -51,6 +51,17 @@ class SiLU(nn.Module):
 
 
 def _attention(opset: OpSet):
+    tables: dict[str, object] = {}  # the last step's (L, head_dim / 2) tables, for every layer
+
+    def halves(cos: torch.Tensor, sin: torch.Tensor, half: int) -> tuple[torch.Tensor, ...]:
+        # The model computes (cos, sin) once per step and hands every layer the
+        # same tensors: make the contiguous tables once, not once per layer.
+        if tables.get("key") is not cos:
+            # Unpadded batches: every row has the same positions, so row 0's serve.
+            tables["key"] = cos
+            tables["value"] = (sin[0, :, :half].contiguous(), cos[0, :, :half].contiguous())
+        return tables["value"]
+
     def forward(
         self: nn.Module,
         hidden_states: torch.Tensor,
@@ -62,9 +73,7 @@ def _attention(opset: OpSet):
         batch, length, _ = hidden_states.shape
         shape = (batch, length, -1, self.head_dim)
         cos, sin = position_embeddings  # (batch, length, head_dim), halves repeated
-        # Unpadded batches: every row has the same positions, so row 0's tables serve.
-        half = self.head_dim // 2
-        sin, cos = sin[0, :, :half], cos[0, :, :half]
+        sin, cos = halves(cos, sin, self.head_dim // 2)
         q = opset.rope(self.q_proj(hidden_states).view(shape), sin, cos, False).transpose(1, 2)
         k = opset.rope(self.k_proj(hidden_states).view(shape), sin, cos, False).transpose(1, 2)
         v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
