@@ -23,11 +23,14 @@ import io
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 os.environ.pop("TRITON_INTERPRET", None)  # the GPU configuration spaces
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # 3.9 warns when unset
+if "TRITON_CACHE_DIR" not in os.environ:  # compile seconds of a cold cache
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton-cache-")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines  # noqa: E402
