@@ -115,6 +115,17 @@ def demo(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """Run the GPU benchmarks in the current environment (installs nothing)."""
+    """Run the paper's evaluation on the GPU, in the current environment (installs nothing).
+
+    ``benchmarks/run.py`` (arguments after ``--`` go to it) writes the
+    single-kernel table; then ``benchmarks/e2e.py`` the end-to-end one
+    (``NT_E2E_ARGS`` are its arguments; ``NT_E2E=0`` skips it), and
+    ``benchmarks/code_metrics.py`` Table 2 where radon is installed.  Output
+    goes to ``$OUT`` (else ``bench-out/``).
+    """
     isolate(session)
     session.run(HOST_PYTHON, "benchmarks/run.py", *session.posargs)
+    if os.environ.get("NT_E2E", "1") != "0":
+        e2e_args = os.environ.get("NT_E2E_ARGS", "").split()
+        session.run(HOST_PYTHON, "benchmarks/e2e.py", *e2e_args)
+    session.run(HOST_PYTHON, "benchmarks/code_metrics.py")  # says so when radon is missing

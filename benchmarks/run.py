@@ -1,486 +1,229 @@
-"""Benchmark NineToothed kernels against hand-written Triton and PyTorch.
+"""Single-kernel benchmark: ours, the hand-written Triton baselines and torch.
 
-Usage::
+    python benchmarks/run.py                    # every task, 5 rounds (on a GPU)
+    python benchmarks/run.py --quick            # 2 short rounds: a smoke run
+    python benchmarks/run.py --tasks add,mm,sdpa
+    python benchmarks/run.py --smoke            # tiny shapes, Triton's interpreter, no GPU
 
-    python benchmarks/run.py [--quick] [--only add,matmul]
-    python benchmarks/run.py --interpret-smoke   # tiny CPU shapes, TRITON_INTERPRET=1
+For each task (``tasks.py``): every implementation is called once first (that
+call's time, compilation and tuning included, is the *first-call* time; by
+default Triton's and NineToothed's caches are emptied for the run, so it is
+cold) and its output checked against torch in float32 on the same inputs; an
+implementation that fails or is wrong gets no time and no ratio.  Then the
+valid ones are timed in interleaved rounds (``triton.testing.do_bench``
+medians, the order rotating each round); the tables report min/median/max
+over rounds and the ratios of medians.  The two ceilings, a device-to-device
+copy and cuBLAS float16 at 8192^3, are measured in the same run.
 
-Timings are medians from ``triton.testing.do_bench``; nothing is asserted about
-them. Correctness is reported as ``||out - ref|| / ||ref||`` where ``ref`` is
-PyTorch run on float32 copies of the inputs.
+Writes ``bench.md`` (the tables), ``bench.json`` and ``bench.png`` (like the
+paper's Figure 6) under ``--out``, else ``$OUT``, else ``bench-out/``.  Exits 1
+only if a hand-written baseline is wrong: that would make every ratio a lie.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
-# The interpreter flag is read when ``@triton.jit`` decorates a function, so it
-# must be set before triton (and our baselines) are imported.
-if "--interpret-smoke" in sys.argv:
+SMOKE = "--smoke" in sys.argv or "--interpret-smoke" in sys.argv
+if SMOKE:  # read when Triton decorates a kernel: before anything imports triton
     os.environ["TRITON_INTERPRET"] = "1"
-
-import argparse
-import importlib
-import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
-
-import torch
-import triton
-import triton.testing
-
-BENCH_DIR = Path(__file__).resolve().parent
-REPO_ROOT = BENCH_DIR.parent
-# Running as ``python benchmarks/run.py`` already puts this directory first on
-# sys.path; make it explicit so other entry points work too.
-sys.path.insert(0, str(BENCH_DIR))
-
-from baselines import add as triton_add  # noqa: E402 (needs sys.path above)
-from baselines import matmul as triton_matmul  # noqa: E402 (needs sys.path above)
-from baselines import softmax as triton_softmax  # noqa: E402 (needs sys.path above)
-
-Tensors = tuple[torch.Tensor, ...]
-
-
-@dataclass
-class Case:
-    """One benchmark case: inputs plus the three implementations to compare."""
-
-    name: str
-    make_inputs: Callable[[], Tensors]
-    torch_fn: Callable[..., torch.Tensor]
-    triton_fn: Callable[..., torch.Tensor]
-    ours_name: str  # attribute of benchmarks/kernels.py
-    work: Callable[..., float]  # bytes moved (memory-bound) or FLOPs (compute)
-    bound: str  # "memory" or "compute"
-    tol: float  # relative error above which a result is flagged WRONG
-
-
-def _bytes(*tensors: torch.Tensor) -> float:
-    return float(sum(t.numel() * t.element_size() for t in tensors))
-
-
-def _add_work(x: torch.Tensor, y: torch.Tensor) -> float:
-    return 3 * _bytes(x)  # read x, read y, write z
-
-
-def _softmax_work(x: torch.Tensor) -> float:
-    return 2 * _bytes(x)  # read the input once, write the output once
-
-
-def _matmul_work(a: torch.Tensor, b: torch.Tensor) -> float:
-    return 2.0 * a.shape[0] * a.shape[1] * b.shape[1]
-
-
-def _randn(*shape: int, device: str) -> torch.Tensor:
-    # Random data, never zeros: an all-zero input hides indexing bugs.
-    return torch.randn(*shape, dtype=torch.float16, device=device)
-
-
-def full_cases(device: str) -> list[Case]:
-    """The paper's shapes (section 5.3.1), in fp16."""
-    n = 16_777_216
-    s = 4096
-    return [
-        Case(
-            "add",
-            lambda: (_randn(n, device=device), _randn(n, device=device)),
-            torch.add,
-            triton_add.add,
-            "add",
-            _add_work,
-            "memory",
-            1e-3,
-        ),
-        Case(
-            "matmul",
-            lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
-            torch.matmul,
-            triton_matmul.matmul,
-            "matmul",
-            _matmul_work,
-            "compute",
-            1e-2,
-        ),
-        Case(
-            "matmul-same-space",
-            lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
-            torch.matmul,
-            triton_matmul.matmul,
-            "matmul_same_space",
-            _matmul_work,
-            "compute",
-            1e-2,
-        ),
-        Case(
-            "matmul-same-config",
-            lambda: (_randn(s, s, device=device), _randn(s, s, device=device)),
-            torch.matmul,
-            triton_matmul.matmul_tuned_config,
-            "matmul_same_config",
-            _matmul_work,
-            "compute",
-            1e-2,
-        ),
-        Case(
-            "softmax",
-            lambda: (_randn(s, s, device=device),),
-            lambda x: torch.softmax(x, dim=-1),
-            triton_softmax.softmax,
-            "softmax",
-            _softmax_work,
-            "memory",
-            1e-2,
-        ),
-    ]
-
-
-def smoke_cases(device: str) -> list[Case]:
-    """Tiny, awkward shapes (not block multiples) plus non-contiguous inputs.
-
-    Baselines run with one fixed config each: autotuning under the interpreter
-    would only multiply the runtime without testing anything new.
-    """
-    add_cfg = {"BLOCK_SIZE": 256}
-    mm_cfg = {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32}
-
-    def add_fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return triton_add.add(x, y, config=add_cfg)
-
-    def mm_fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return triton_matmul.matmul(a, b, config=mm_cfg)
-
-    def softmax_ref(x: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(x, dim=-1)
-
-    def r(*shape: int) -> torch.Tensor:
-        return _randn(*shape, device=device)
-
-    return [
-        Case(
-            "add",
-            lambda: (r(1000), r(1000)),
-            torch.add,
-            add_fn,
-            "add",
-            _add_work,
-            "memory",
-            1e-3,
-        ),
-        Case(
-            "add strided",
-            lambda: (r(2001)[::2], r(3003)[::3]),
-            torch.add,
-            add_fn,
-            "add",
-            _add_work,
-            "memory",
-            1e-3,
-        ),
-        Case(
-            "matmul",
-            lambda: (r(70, 90), r(90, 50)),
-            torch.matmul,
-            mm_fn,
-            "matmul",
-            _matmul_work,
-            "compute",
-            1e-2,
-        ),
-        Case(
-            "matmul transposed",
-            lambda: (r(90, 70).t(), r(50, 90).t()),
-            torch.matmul,
-            mm_fn,
-            "matmul",
-            _matmul_work,
-            "compute",
-            1e-2,
-        ),
-        Case(
-            "softmax",
-            lambda: (r(7, 100),),
-            softmax_ref,
-            triton_softmax.softmax,
-            "softmax",
-            _softmax_work,
-            "memory",
-            1e-2,
-        ),
-        Case(
-            "softmax transposed",
-            lambda: (r(100, 7).t(),),
-            softmax_ref,
-            triton_softmax.softmax,
-            "softmax",
-            _softmax_work,
-            "memory",
-            1e-2,
-        ),
-    ]
-
-
-# --- "ours": imported lazily so a broken code generator cannot stop the run ---
-
-_ours: ModuleType | BaseException | None = None
-
-
-def load_ours() -> ModuleType | BaseException:
-    """Import benchmarks/kernels.py once; return the module or the exception."""
-    global _ours
-    if _ours is None:
-        try:
-            try:
-                _ours = importlib.import_module("kernels")
-            except ModuleNotFoundError as e:
-                if e.name != "ninetoothed":
-                    raise
-                # Not installed: fall back to the source tree of this repo.
-                for src in sorted(REPO_ROOT.glob("packages/*/src")):
-                    sys.path.append(str(src))
-                _ours = importlib.import_module("kernels")
-        except BaseException as e:  # report anything, but let Ctrl-C through
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            traceback.print_exc()
-            _ours = e
-    return _ours
-
-
-def get_ours(case: Case) -> Callable[..., torch.Tensor]:
-    """Return the NineToothed implementation for ``case`` or raise its error."""
-    mod = load_ours()
-    if isinstance(mod, BaseException):
-        raise mod
-    return getattr(mod, case.ours_name)
-
-
-# --- measurement -----------------------------------------------------------------
-
-
-def rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    """``||out - ref|| / ||ref||`` in float32."""
-    ref = ref.float()
-    return (torch.linalg.vector_norm(out.float() - ref) / torch.linalg.vector_norm(ref)).item()
-
-
-def short_error(e: BaseException) -> str:
-    """One-line, table-safe description of an exception."""
-    lines = str(e).strip().splitlines()
-    msg = f"{type(e).__name__}: {lines[0] if lines else ''}".strip()
-    if len(msg) > 160:
-        msg = msg[:157] + "..."
-    return "error: " + msg.replace("|", "\\|")
-
-
-class Bencher:
-    """Median ``do_bench`` timing, after one untimed call (absorbs autotuning)."""
-
-    def __init__(self, quick: bool) -> None:
-        self.warmup, self.rep = (5, 20) if quick else (25, 100)
-
-    def __call__(self, fn: Callable[[], object]) -> float:
-        fn()  # compile + autotune outside the timed region
-        torch.cuda.synchronize()
-        return triton.testing.do_bench(fn, warmup=self.warmup, rep=self.rep, return_mode="median")
-
-
-def measure_copy_bandwidth(bench: Bencher, device: str) -> float:
-    """Device-to-device ``copy_`` bandwidth in bytes/s (read + write)."""
-    src = _randn(1 << 27, device=device)  # 256 MiB, far larger than L2
-    dst = torch.empty_like(src)
-    ms = bench(lambda: dst.copy_(src))
-    return 2 * _bytes(src) / (ms * 1e-3)
-
-
-def measure_matmul_flops(bench: Bencher, device: str) -> float:
-    """FLOP/s of a torch fp16 8192^3 matmul: a practical tensor-core ceiling."""
-    n = 8192
-    a, b = _randn(n, n, device=device), _randn(n, n, device=device)
-    ms = bench(lambda: torch.matmul(a, b))
-    return 2.0 * n**3 / (ms * 1e-3)
-
-
-@dataclass
-class Result:
-    """What one implementation did on one case."""
-
-    ms: float | None = None
-    err: float | None = None
-    error: str | None = None  # set if it raised
-
-    def time_cell(self, tol: float) -> str:
-        if self.error is not None:
-            return self.error
-        cell = f"{self.ms:.4f}" if self.ms is not None else "-"
-        if self.err is not None and not self.err <= tol:
-            cell += " (WRONG)"
-        return cell
-
-    def status_cell(self, tol: float) -> str:
-        if self.error is not None:
-            return self.error
-        return "ok" if self.err is not None and self.err <= tol else "WRONG"
-
-    def err_cell(self) -> str:
-        return "-" if self.err is None else f"{self.err:.2e}"
-
-
-def run_impl(
-    fn: Callable[..., torch.Tensor],
-    inputs: Tensors,
-    ref: torch.Tensor,
-    bench: Bencher | None,
-) -> Result:
-    """Check ``fn`` against ``ref`` and (if ``bench``) time it; never raises."""
-    res = Result()
-    try:
-        res.err = rel_error(fn(*inputs), ref)
-        if bench is not None:
-            res.ms = bench(lambda: fn(*inputs))
-    except Exception as e:  # one failure must not end the run
-        traceback.print_exc()
-        res.error = short_error(e)
-    return res
-
-
-def ratio(num: Result, den: Result) -> str:
-    if num.ms is None or den.ms is None or num.error or den.error:
-        return "n/a"
-    return f"{num.ms / den.ms:.3f}"
-
-
-def fraction_of_limit(res: Result, work: float, limit: float) -> str:
-    """Achieved rate (``work`` per second) as a fraction of the measured ceiling."""
-    if res.ms is None or res.error:
-        return "n/a"
-    return f"{work / (res.ms * 1e-3) / limit:.1%}"
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter do_bench windows")
-    parser.add_argument("--only", help="comma-separated case names, e.g. add,matmul")
+if "--warm-cache" not in sys.argv:  # cold first calls: caches of our own
+    for variable in ("TRITON_CACHE_DIR", "NINETOOTHED_CACHE_DIR"):
+        os.environ[variable] = tempfile.mkdtemp(prefix=variable.lower() + "-")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ours  # noqa: E402
+import report  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+from measure import (  # noqa: E402
+    Clock,
+    Result,
+    copy_bandwidth,
+    first_call,
+    interleaved_rounds,
+    matmul_rate,  # noqa: E402
+)
+from tasks import Task, all_tasks  # noqa: E402
+
+TOLERANCE = 5e-3
+"""Relative error allowed against the float32 reference (float16 rounds near 5e-4)."""
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2 short rounds (a smoke run)")
+    parser.add_argument("--tasks", help="comma-separated task names (default: all)")
+    parser.add_argument("--rounds", type=int, help="timing rounds (default 5; quick 2)")
+    parser.add_argument("--out", type=Path, help="output folder (default $OUT or bench-out)")
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes on the interpreter")
+    parser.add_argument("--interpret-smoke", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--warm-cache", action="store_true", help="keep the compile caches")
+    parser.add_argument("--no-standin", action="store_true", help="ours only from nt_torch.ops")
     parser.add_argument(
-        "--interpret-smoke",
-        action="store_true",
-        help="tiny CPU shapes under TRITON_INTERPRET=1; correctness only",
+        "--first-call-limit",
+        type=float,
+        default=120.0,
+        help="seconds one first call (compile and tuning) may take; 0: no limit (default 120)",
     )
-    args = parser.parse_args()
+    parser.add_argument("--list", action="store_true", help="list the tasks and exit")
+    return parser.parse_args(argv)
 
-    smoke = args.interpret_smoke
-    if not smoke and not torch.cuda.is_available():
-        parser.error("no CUDA device; use --interpret-smoke for a CPU check")
-    device = "cpu" if smoke else "cuda"
-    torch.manual_seed(0)
-    # The fp32 reference must really be fp32, not TF32.
-    torch.backends.cuda.matmul.allow_tf32 = False
 
-    cases = smoke_cases(device) if smoke else full_cases(device)
-    if args.only:
-        wanted = {name.strip() for name in args.only.split(",")}
-        known = {c.name.split()[0] for c in cases}
-        if unknown := wanted - known:
-            parser.error(f"unknown case(s) {sorted(unknown)}; known: {sorted(known)}")
-        cases = [c for c in cases if c.name.split()[0] in wanted]
+def choose(tasks: list[Task], wanted: str | None) -> list[Task]:
+    """The tasks named in ``wanted`` (all default ones when it is None)."""
+    if wanted is None:
+        return [t for t in tasks if t.default]
+    by_name = {t.name: t for t in tasks}
+    names = [name.strip() for name in wanted.split(",") if name.strip()]
+    unknown = [name for name in names if name not in by_name]
+    if unknown:
+        raise SystemExit(f"unknown task(s) {unknown}; known: {sorted(by_name)}")
+    return [by_name[name] for name in names]
 
-    device_name = "CPU (TRITON_INTERPRET=1)" if smoke else torch.cuda.get_device_name()
-    versions = f"torch {torch.__version__}, triton {triton.__version__}"
-    info = [f"device: {device_name}", f"{versions}, python {sys.version.split()[0]}"]
-    bench = None if smoke else Bencher(args.quick)
-    copy_bw = mm_flops = float("nan")
-    if bench is not None:
-        copy_bw = measure_copy_bandwidth(bench, device)
-        mm_flops = measure_matmul_flops(bench, device)
+
+def ceilings(clock: Clock, rounds: int, small: bool) -> dict:
+    """The copy bandwidth and the cuBLAS rate, each a median over ``rounds``."""
+    copies, rates = [], []
+    for _ in range(rounds):
+        copies.append(copy_bandwidth(clock, small))
+        rates.append(matmul_rate(clock, small))
+    if clock.device == "cuda":
         torch.cuda.empty_cache()
-        info.append(f"ceiling: device-to-device copy {copy_bw / 1e9:.1f} GB/s")
-        info.append(f"ceiling: torch fp16 matmul 8192^3 {mm_flops / 1e12:.1f} TFLOP/s")
-    for line in info:
-        print(line, flush=True)
+    return {
+        "copy_bytes_per_s": statistics.median(copies),
+        "matmul_flops": statistics.median(rates),
+        "copy_bytes_per_s_rounds": copies,
+        "matmul_flops_rounds": rates,
+    }
 
-    rows: list[list[str]] = []
-    baseline_ok = True
-    for case in cases:
-        print(f"running {case.name} ...", flush=True)
-        inputs = case.make_inputs()
-        ref = case.torch_fn(*(t.float() for t in inputs))
-        hand = run_impl(case.triton_fn, inputs, ref, bench)
-        torch_res = run_impl(case.torch_fn, inputs, ref, bench)
-        # "ours" runs last: a fault in generated code (e.g. a sticky CUDA error)
-        # must not hide this case's baseline numbers.
-        try:
-            ours_fn = get_ours(case)
-        except Exception as e:  # already printed by load_ours
-            ours = Result(error=short_error(e))
+
+def float32(inputs: tuple) -> tuple:
+    """The inputs with floating tensors in float32 (for the reference)."""
+    return tuple(t.float() if torch.is_tensor(t) and t.is_floating_point() else t for t in inputs)
+
+
+def run_task(task: Task, clock: Clock, args: argparse.Namespace, rounds: int):
+    """Check, first-call and time the three implementations of ``task``."""
+    torch.manual_seed(0)
+    inputs = task.make(SMOKE, clock.device)
+    expected = task.reference(*float32(inputs))
+    found = ours.find(task, allow_standin=not args.no_standin)
+    functions = {"triton": task.triton, "torch": task.torch, "ours": found.call}
+    sources = {"triton": "baselines." + task.name, "torch": "torch", "ours": found.source}
+    results: dict[str, Result] = {}
+    # Ours last: a fault in generated code (a sticky CUDA error) must not
+    # take the baselines' numbers of this task with it.
+    for name, fn in functions.items():
+        if fn is None:
+            results[name] = Result(sources[name], failure=found.error or "n/a")
         else:
-            ours = run_impl(ours_fn, inputs, ref, bench)
-        baseline_ok &= hand.status_cell(case.tol) == "ok"
-        work = case.work(*inputs)
-        limit = copy_bw if case.bound == "memory" else mm_flops
-
-        errs = [ours.err_cell(), hand.err_cell(), torch_res.err_cell()]
-        if smoke:
-            rows.append(
-                [
-                    case.name,
-                    ours.status_cell(case.tol),
-                    *errs,
-                    hand.status_cell(case.tol),
-                ]
+            results[name] = first_call(
+                fn, inputs, expected, TOLERANCE, clock, sources[name], args.first_call_limit
             )
-        else:
-            rows.append(
-                [
-                    case.name,
-                    ours.time_cell(case.tol),
-                    hand.time_cell(case.tol),
-                    torch_res.time_cell(case.tol),
-                    ratio(ours, hand),
-                    ratio(ours, torch_res),
-                    fraction_of_limit(ours, work, limit),
-                    fraction_of_limit(hand, work, limit),
-                    *errs,
-                ]
-            )
+    del expected
+    timed = {
+        name: (lambda fn=functions[name]: fn(*inputs))
+        for name, result in results.items()
+        if result.valid
+    }
+    times, failures = interleaved_rounds(timed, clock, rounds)
+    for name, values in times.items():
+        results[name].times_ms = values
+    for name, why in failures.items():
+        results[name].failure, results[name].times_ms = why, []
+    work = task.work(*inputs)
+    return report.TaskRecord(task.name, task.title, task.bound, work, results)
 
-    if smoke:
-        header = ["case", "ours", "err ours", "err triton", "err torch", "triton"]
-    else:
-        header = [
-            "case",
-            "ours (ms)",
-            "triton (ms)",
-            "torch (ms)",
-            "ours/triton",
-            "ours/torch",
-            "ours % limit",
-            "triton % limit",
-            "err ours",
-            "err triton",
-            "err torch",
+
+def describe(args: argparse.Namespace, clock: Clock, rounds: int) -> dict:
+    """What this run was, for the JSON and the table's header."""
+    device = "CPU (TRITON_INTERPRET=1)" if SMOKE else torch.cuda.get_device_name()
+    cache = "kept (--warm-cache)" if args.warm_cache else "emptied for this run (cold)"
+    return {
+        "device": device,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "rounds": rounds,
+        "do_bench_ms": {"warmup": clock.warmup_ms, "rep": clock.rep_ms},
+        "compile_caches": cache,
+        "first_call": "first call in this process, compile and tuning included; caches " + cache,
+        "argv": sys.argv[1:],
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Run the chosen tasks; write the tables, JSON and chart."""
+    args = parse(argv)
+    tasks = all_tasks()
+    if args.list:
+        print("\n".join(f"{t.name:20} {t.title}" for t in tasks))
+        return 0
+    if not SMOKE and not torch.cuda.is_available():
+        raise SystemExit("no CUDA device: use --smoke for a CPU run under the interpreter")
+    chosen = choose(tasks, args.tasks)
+    rounds = args.rounds or (2 if args.quick or SMOKE else 5)
+    warmup, rep = (5.0, 20.0) if args.quick else (25.0, 100.0)
+    clock = Clock("cpu" if SMOKE else "cuda", warmup, rep)
+    # The float32 references must be float32, not TF32.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    meta = describe(args, clock, rounds)
+    meta["ceilings"] = limits = ceilings(clock, rounds, SMOKE)
+    print(f"{meta['device']}; torch {meta['torch']}, triton {meta['triton']}", flush=True)
+    print(
+        f"ceilings: copy {limits['copy_bytes_per_s'] / 1e9:.0f} GB/s, "
+        f"cuBLAS fp16 8192^3 {limits['matmul_flops'] / 1e12:.0f} TFLOP/s",
+        flush=True,
+    )
+    records = []
+    for task in chosen:
+        print(f"{task.name}: {task.title}", flush=True)
+        records.append(run_task(task, clock, args, rounds))
+        if clock.device == "cuda":
+            torch.cuda.empty_cache()
+        write(args, meta, records, final=task is chosen[-1])
+    broken = [r.name for r in records if not r.results["triton"].valid]
+    if broken:
+        print(f"baseline failed or wrong: {', '.join(broken)}", file=sys.stderr)
+    return 1 if broken else 0
+
+
+def write(args: argparse.Namespace, meta: dict, records: list, final: bool) -> None:
+    """Write the tables and the JSON (after every task, so that a run stopped by
+    a time limit leaves what it measured); at the end print them and draw the chart."""
+    limits = meta["ceilings"]
+    floors_text, floors = report.floors_table(records, limits)
+    text = "\n\n".join(
+        [
+            f"{meta['device']}; torch {meta['torch']}, triton {meta['triton']}; "
+            f"{meta['rounds']} rounds; first calls: {meta['first_call']}",
+            report.times_table(records),
+            report.throughput_table(records, limits),
+            floors_text,
         ]
-    table = markdown_table(header, rows)
-    print()
-    print(table)
-
-    if out_dir := os.environ.get("OUT"):
-        path = Path(out_dir) / ("smoke.md" if smoke else "bench.md")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(f"- {line}" for line in info) + "\n\n" + table + "\n")
-        print(f"wrote {path}")
-    # Non-zero only if a hand-written baseline is wrong: that is a harness bug.
-    # "ours" failing is a result to report, not a reason to fail the run.
-    return 0 if baseline_ok else 1
+    )
+    out = args.out or Path(os.environ.get("OUT") or "bench-out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.md").write_text(text + "\n")
+    report.write_json(out / "bench.json", meta, records, floors)
+    if final:
+        print("\n" + text, flush=True)
+        print(report.write_chart(out / "bench.png", records, meta["device"]))
+        print(f"wrote {out / 'bench.md'} and {out / 'bench.json'}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -8,6 +8,17 @@
 # NT_STEPS picks steps (default "tests bench frameworks"), to split the
 # checklist over several calls when one call's limit is too short for all;
 # NT_BENCH_ARGS replaces the benchmarks' arguments (default --quick).
+#
+# NT_STEPS=paper is the paper's evaluation (issue 13) in one call of about
+# 8 minutes: "quick" (the Triton baselines' tests, compiled for the GPU),
+# "bench" (benchmarks/run.py, full: 5 interleaved rounds), "e2e"
+# (benchmarks/e2e.py: Llama, 8B dimensions, 4 layers) and "metrics"
+# (benchmarks/code_metrics.py, when radon is installed or carried in .whl/).
+# Time limits: NT_QUICK_SECONDS, NT_BENCH_SECONDS; e2e gets what is left of
+# NT_DEADLINE_SECONDS (480, counted from the script's start) as its budget, so
+# it skips the output lengths it cannot finish and says so (NT_E2E_SECONDS
+# fixes its limit instead; NT_STEPS=e2e alone has time for all of them).
+# NT_E2E_ARGS adds to e2e.py's arguments (e.g. "--layers 32").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS="${OUT:-gpu-logs}"
@@ -28,6 +39,22 @@ nvidia-smi -L
 python3 -c "import torch, triton, jax; print('torch', torch.__version__, 'triton', triton.__version__, 'jax', jax.__version__, jax.devices())"
 
 STEPS=" ${NT_STEPS:-tests bench frameworks} "
+BENCH_ARGS="${NT_BENCH_ARGS:---quick}"
+BENCH_SECONDS="${NT_BENCH_SECONDS:-200}"
+if [[ $STEPS == " paper " ]]; then
+    STEPS=" quick bench e2e metrics "
+    BENCH_ARGS="${NT_BENCH_ARGS:-}"
+    BENCH_SECONDS="${NT_BENCH_SECONDS:-260}"
+fi
+
+if [[ $STEPS == *" quick "* ]]; then
+echo "=== baseline tests on the GPU"
+workers=()
+if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); fi
+NT_TEST_GPU=1 timeout -k 10 "${NT_QUICK_SECONDS:-90}" python3 -m pytest tests/test_baselines.py \
+    -m "not interpreter_only" ${workers[@]+"${workers[@]}"} -q -rfs --tb=short -p no:cacheprovider \
+    2>&1 | tee "$LOGS/quick-tests.log" | tail -15
+fi
 
 if [[ $STEPS == *" tests "* ]]; then
 echo "=== GPU tests"
@@ -44,7 +71,26 @@ fi
 
 if [[ $STEPS == *" bench "* ]]; then
 echo "=== benchmarks"
-timeout "${NT_BENCH_SECONDS:-200}" python3 benchmarks/run.py ${NT_BENCH_ARGS:---quick} 2>&1 | tee "$LOGS/bench.log" | tail -8
+# shellcheck disable=SC2086 # the arguments are words
+timeout -k 10 "$BENCH_SECONDS" python3 benchmarks/run.py $BENCH_ARGS --out "$LOGS" 2>&1 \
+    | tee "$LOGS/bench.log" | tail -45
+fi
+
+if [[ $STEPS == *" e2e "* ]]; then
+echo "=== end-to-end"
+# The step's limit: NT_E2E_SECONDS, else what is left before the deadline,
+# less time for the code metrics.  e2e.py starts an output length only if its
+# measured per-token time says it ends within the budget (25 s under the limit).
+e2e_seconds="${NT_E2E_SECONDS:-$(( ${NT_DEADLINE_SECONDS:-480} - SECONDS - 30 ))}"
+(( e2e_seconds < 90 )) && e2e_seconds=90
+# shellcheck disable=SC2086
+timeout -k 10 "$e2e_seconds" python3 benchmarks/e2e.py --budget-s $(( e2e_seconds - 25 )) \
+    ${NT_E2E_ARGS:-} --out "$LOGS" 2>&1 | tee "$LOGS/e2e.log" | tail -16
+fi
+
+if [[ $STEPS == *" metrics "* ]]; then
+echo "=== code metrics"
+timeout 60 python3 benchmarks/code_metrics.py --out "$LOGS" 2>&1 | tee "$LOGS/metrics.log" | tail -30
 fi
 
 if [[ $STEPS == *" frameworks "* ]]; then
