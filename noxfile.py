@@ -37,6 +37,8 @@ CPU_REQUIREMENTS = [
     "pytest",
     "pytest-xdist",
     "hypothesis",
+    # ninetoothed.visualization's optional dependency (nt-core[visualization]).
+    "matplotlib",
 ]
 """Third-party packages of the CPU test environment."""
 

@@ -2,11 +2,13 @@
 
 The public surface is small and re-exported here: :class:`Symbol`,
 :class:`Tensor`, :func:`block_size`, :func:`make`, :func:`jit`,
-``ninetoothed.language`` (``ntl``) and upstream NineToothed's dtype constants
-(``ninetoothed.float16`` …, see :mod:`ninetoothed.dtype`).  Everything
-symbolic works with no plugin installed; generating and running kernels needs
-``nt-triton`` and a framework adapter (``nt-torch``, ``nt-paddle`` or
-``nt-jax``).
+``ninetoothed.language`` (``ntl``), upstream NineToothed's dtype constants
+(``ninetoothed.float16`` …, see :mod:`ninetoothed.dtype`), and for inspecting
+arrangements :func:`evaluate` plus upstream's :func:`eval` and :func:`subs`.
+``ninetoothed.debugging`` and ``ninetoothed.visualization`` are imported on
+their own.  Everything symbolic works with no plugin installed; generating and
+running kernels needs ``nt-triton`` and a framework adapter (``nt-torch``,
+``nt-paddle`` or ``nt-jax``).
 """
 
 from ninetoothed import language
@@ -24,6 +26,7 @@ from ninetoothed.dtype import (
     uint32,
     uint64,
 )
+from ninetoothed.eval import eval, subs
 from ninetoothed.evaluate import evaluate
 from ninetoothed.make import Kernel, jit, make
 from ninetoothed.symbol import Symbol, block_size
@@ -37,6 +40,7 @@ __all__ = [
     "Tensor",
     "bfloat16",
     "block_size",
+    "eval",
     "evaluate",
     "float16",
     "float32",
@@ -48,6 +52,7 @@ __all__ = [
     "jit",
     "language",
     "make",
+    "subs",
     "uint8",
     "uint16",
     "uint32",

@@ -222,6 +222,18 @@ class Tensor:
             requirements.update(level._requirements)
         return requirements
 
+    def eval(self, subs: Mapping[Any, Any] | None = None) -> Any:
+        """The source index each element reads, as a numpy array: see :func:`ninetoothed.eval`."""
+        from ninetoothed.eval import eval as evaluate_indices
+
+        return evaluate_indices(self, subs)
+
+    def subs(self, subs: Mapping[Any, Any]) -> Tensor:
+        """This arrangement with symbols given values: see :func:`ninetoothed.subs`."""
+        from ninetoothed.eval import subs as substitute
+
+        return substitute(self, subs)
+
     def __repr__(self) -> str:
         shape = ", ".join(str(size) for size in self.shape)
         inner = f", dtype={self._dtype!r}" if self._dtype is not None else ""

@@ -1,0 +1,115 @@
+"""``make``'s and ``jit``'s options as upstream spells them.
+
+``num_warps`` / ``num_stages`` take an int or a tuple (a tuple is tuned over),
+``max_num_configs`` caps auto-tuning, ``kernel_name`` names the kernel and
+``caller="torch"`` is the default.  A misspelt option is an error naming the
+close matches; ahead-of-time compilation (``caller="cuda"``, ``output_dir``)
+is not supported yet and says so.
+"""
+
+import functools
+import os
+
+import pytest
+import torch
+
+import ninetoothed
+from ninetoothed import Tensor
+
+ON_GPU = torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1"
+DEVICE = "cuda" if ON_GPU else "cpu"
+
+
+def arrangement(x, y, z, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,)), z.tile((BLOCK_SIZE,))
+
+
+def application(x, y, z):
+    z = x + y
+
+
+def run(kernel):
+    x = torch.randn(300, device=DEVICE)
+    y = torch.randn(300, device=DEVICE)
+    z = torch.full_like(x, float("nan"))
+    kernel(x, y, z)
+    torch.testing.assert_close(z, x + y)
+
+
+def make(**options):
+    pinned = functools.partial(arrangement, BLOCK_SIZE=64)
+    return ninetoothed.make(pinned, application, (Tensor(1), Tensor(1), Tensor(1)), **options)
+
+
+def test_integer_warps_and_stages():
+    run(make(num_warps=4, num_stages=2))
+
+
+def test_kernel_name_caller_and_max_num_configs():
+    run(make(kernel_name="my_add", caller="torch", max_num_configs=2))
+
+
+@pytest.mark.xfail(
+    ON_GPU,
+    strict=True,
+    reason="issue 10: num_warps / num_stages given as tuples reach Triton's launch as tuples "
+    "(the interpreter ignores both, so this passes there)",
+)
+def test_tuples_of_warps_and_stages_are_tuned_over():
+    run(make(num_warps=(2, 4), num_stages=(1, 2)))
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10: num_warps / num_stages given as tuples")
+def test_tuples_with_an_auto_tuned_block_size():
+    tensors = (Tensor(1), Tensor(1), Tensor(1))
+    run(
+        ninetoothed.make(
+            arrangement,
+            application,
+            tensors,
+            num_warps=(4, 8),
+            num_stages=(2, 3),
+            max_num_configs=3,
+        )
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10: unknown make options must raise")
+def test_a_misspelt_option_names_the_close_match():
+    with pytest.raises(TypeError, match="num_warps"):
+        make(num_warp=8)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10: unknown jit options must raise")
+def test_a_misspelt_jit_option_names_the_close_match():
+    with pytest.raises(TypeError, match="num_stages"):
+
+        @ninetoothed.jit(num_stage=2)
+        def kernel(x: Tensor(1).tile((64,)), y: Tensor(1).tile((64,))):
+            y = x
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 10: ahead-of-time compilation must say it is not supported"
+)
+@pytest.mark.parametrize("options", [{"caller": "cuda"}, {"output_dir": "."}], ids=repr)
+def test_ahead_of_time_compilation_is_not_supported_yet(options):
+    with pytest.raises(NotImplementedError, match="not supported yet"):
+        make(**options)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10: ninetoothed.build (ahead-of-time builds)")
+def test_build_is_not_supported_yet():
+    with pytest.raises(NotImplementedError, match="not supported yet"):
+        ninetoothed.build(lambda: None, ())
+
+
+def test_jit_with_options():
+    @ninetoothed.jit(num_warps=4, num_stages=2)
+    def copy_kernel(x: Tensor(1).tile((64,)), y: Tensor(1).tile((64,))):
+        y = x
+
+    x = torch.randn(300, device=DEVICE)
+    y = torch.full_like(x, float("nan"))
+    copy_kernel(x, y)
+    torch.testing.assert_close(y, x)
