@@ -22,14 +22,12 @@ def application(x, y):
     y = x
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: top-level dtype constants")
 def test_every_constant_exists_and_they_differ():
     constants = [getattr(ninetoothed, name) for name in NAMES.split()]
 
     assert len(set(map(repr, constants))) == len(constants)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: top-level dtype constants")
 @pytest.mark.parametrize(
     "name, torch_dtype",
     [("float16", torch.float16), ("float32", torch.float32), ("int32", torch.int32)],
@@ -47,9 +45,6 @@ def test_declared_dtypes_run(name, torch_dtype):
     assert torch.equal(y, x)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 10: framework dtypes in Tensor(dtype=...) work or raise clearly"
-)
 def test_a_framework_dtype_works_or_is_refused_clearly():
     try:
         tensors = (Tensor(1, dtype=torch.float16), Tensor(1, dtype=torch.float16))

@@ -50,10 +50,8 @@ def test_kernel_name_caller_and_max_num_configs():
 
 
 @pytest.mark.xfail(
-    ON_GPU,
     strict=True,
-    reason="issue 10: num_warps / num_stages given as tuples reach Triton's launch as tuples "
-    "(the interpreter ignores both, so this passes there)",
+    reason="issue 10: num_warps / num_stages given as tuples are not tuned over yet",
 )
 def test_tuples_of_warps_and_stages_are_tuned_over():
     run(make(num_warps=(2, 4), num_stages=(1, 2)))

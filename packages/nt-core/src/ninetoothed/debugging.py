@@ -98,4 +98,4 @@ def _concrete_shape(tensor: Tensor) -> tuple[int, ...]:
             f"simulate_arrangement: {tensor.name} has the symbolic shape {shape}; give the "
             "tensors concrete shapes, e.g. Tensor(shape=(4, 8))"
         )
-    return tuple(shape)
+    return tuple(size for size in shape if isinstance(size, int))

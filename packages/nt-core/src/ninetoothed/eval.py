@@ -25,8 +25,9 @@ import numpy as np
 
 from ninetoothed.errors import ArrangementError
 from ninetoothed.evaluate import evaluate
+from ninetoothed.mapping import Binding, Dim, Requirement
 from ninetoothed.symbol import Symbol, SymbolLike
-from ninetoothed.tensor import Binding, Dim, Requirement, Tensor
+from ninetoothed.tensor import Tensor
 
 __all__ = ["eval", "subs"]
 
