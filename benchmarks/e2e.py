@@ -99,6 +99,9 @@ def build_model(args: argparse.Namespace, device: str) -> torch.nn.Module:
     torch.manual_seed(0)
     with torch.device(device):
         model = LlamaForCausalLM._from_config(config, dtype=torch.float16)
+    # transformers 5 may build the weights on the CPU whatever the device
+    # context says (seen with 5.17 on the GPU machine): move them explicitly.
+    model = model.to(device)
     if config.hidden_act != "silu":
         raise ValueError(f"the MLP activation is {config.hidden_act}, not silu")
     return model.eval()
