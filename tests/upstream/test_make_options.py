@@ -49,15 +49,10 @@ def test_kernel_name_caller_and_max_num_configs():
     run(make(kernel_name="my_add", caller="torch", max_num_configs=2))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: num_warps / num_stages given as tuples are not tuned over yet",
-)
 def test_tuples_of_warps_and_stages_are_tuned_over():
     run(make(num_warps=(2, 4), num_stages=(1, 2)))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: num_warps / num_stages given as tuples")
 def test_tuples_with_an_auto_tuned_block_size():
     tensors = (Tensor(1), Tensor(1), Tensor(1))
     run(

@@ -91,17 +91,12 @@ def per_call(fn: Callable[[], Any], count: int = 50_000, rounds: int = 5) -> flo
     return statistics.median(results)
 
 
-def main() -> int:
-    import torch
+def set_stand_in_driver(stream: int) -> None:
+    """Make Triton's active driver its real CUDA utilities and launcher behind a stand-in
+    that names sm_90, device 0 and ``stream`` (the libcuda underneath is the stand-in)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia import driver as nvidia
-
-    probe = load_probe()
-    fake = ctypes.CDLL(str(Path(os.environ[MARK]) / "libcuda.so.1"))
-    record = (ctypes.c_uint64 * 32).in_dll(fake, "fake_record")
-    launches = ctypes.c_int.in_dll(fake, "fake_launches")
-    stream = 0xABC
 
     class StandInDriver:
         def __init__(self) -> None:
@@ -121,6 +116,19 @@ def main() -> int:
             return nvidia.ty_to_cpp(ty)
 
     triton.runtime.driver.set_active(StandInDriver())
+
+
+def main() -> int:
+    import torch
+    import triton
+
+    probe = load_probe()
+    fake = ctypes.CDLL(str(Path(os.environ[MARK]) / "libcuda.so.1"))
+    record = (ctypes.c_uint64 * 32).in_dll(fake, "fake_record")
+    launches = ctypes.c_int.in_dll(fake, "fake_launches")
+    stream = 0xABC
+
+    set_stand_in_driver(stream)
     storage = torch.zeros(4096 + 8, dtype=torch.float16)
     a, b, c = storage[:4096], storage[8:], torch.zeros(4096, dtype=torch.float16)
     pa, pb, pc = a.data_ptr(), b.data_ptr(), c.data_ptr()

@@ -69,13 +69,60 @@ def test_pinned_meta_values_must_be_powers_of_two():
         make(symbol, configs=[{symbol.name: 48}])
 
 
-def test_one_configuration_fits_float32_shared_memory(monkeypatch):
-    """A kernel with a pipelined loop keeps a configuration that fits 4-byte elements."""
+def test_one_configuration_is_the_middle_of_the_space(monkeypatch):
+    """With room for one configuration, tuning takes the middle, never the largest tile."""
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
     from nt_examples import matmul
 
     kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
     (config,) = kernel.generated.configurations
-    m, n, k = (config.values[symbol.name] for symbol in matmul.arrangement.__defaults__)
-    pipelined = (m * k + k * n) * 4 * config.num_stages
-    assert pipelined <= tuning.SHARED_MEMORY_BYTES
+    m, n, k = (config.values[name] for name in ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"))
+    assert m * n < 1024 * 1024 and (m, n, k) != (16, 16, 16)
+
+
+def test_block_sizes_take_the_arrangement_parameters_names():
+    from nt_examples import matmul
+
+    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    assert set(kernel.spec.meta_symbols) == {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"}
+
+
+def test_the_space_counts_sizes_at_their_bounds_and_dot_accumulators(monkeypatch):
+    """Upstream's attention: the head dimension counts at its upper bound (128), the q @ k.T
+    accumulator counts too, so no configuration holds 1024 x 1024 tiles (issue 12)."""
+    monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1000")
+    from tests.upstream import test_attention as attention
+
+    options = (None, None, {"constexpr": True}, {"constexpr": True, "upper_bound": 128})
+    tensors = tuple(Tensor(4, shape_options=options) for _ in range(4))
+    kernel = ninetoothed.make(attention.arrangement, attention.application, tensors)
+    configurations = kernel.generated.configurations
+    assert configurations
+    for config in configurations:
+        m, n = config.values["BLOCK_SIZE_M"], config.values["BLOCK_SIZE_N"]
+        # q, o: m x 128; k, v: n x 128 (fp16); the accumulators m x n and m x 128 (fp32)
+        held = (2 * m * 128 + 2 * n * 128) * 2 + max(m * n, m * 128) * 4
+        assert held / 4 / (32 * config.num_warps) <= tuning.MAX_REGISTERS
+    first = configurations[0].values
+    largest = max(configurations, key=lambda c: c.values["BLOCK_SIZE_M"] * c.values["BLOCK_SIZE_N"])
+    assert first != largest.values
+
+
+def test_a_call_with_wider_elements_prunes_what_no_longer_fits():
+    from nt_examples import matmul
+
+    kernel = ninetoothed.make(
+        matmul.arrangement, matmul.application, matmul.tensors, max_num_configs=1000
+    )
+    generated = kernel.generated
+    sizing = generated._sizing
+    assert all(tuning.fits(c, sizing, {}, 2) for c in generated.configurations)
+    wide = [c for c in generated.configurations if not tuning.fits(c, sizing, {}, 8)]
+    assert wide, "float64 elements must not fit every float16 configuration"
+
+
+def test_tuples_of_warps_and_stages_are_crossed_with_the_meta_values():
+    symbol = block_size(lower_bound=64, upper_bound=128)
+    kernel = make(symbol, num_warps=(2, 4), num_stages=(1, 2), max_num_configs=100)
+    combos = {(c.num_warps, c.num_stages) for c in kernel.generated.configurations}
+    assert combos == {(2, 1), (2, 2), (4, 1), (4, 2)}

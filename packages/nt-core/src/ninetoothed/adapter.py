@@ -24,6 +24,7 @@ Whether the backend interprets is asked of the generated kernel
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar
@@ -99,6 +100,39 @@ class Adapter:
         """Launch through the backend's interpreter (default: hand the tensors as they are)."""
         kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)
 
+    def fast_path(self, kernel: GeneratedKernel, miss: Callable[..., Any]) -> Any:
+        """The backend's per-call fast path for this framework, or None (the default).
+
+        Returns an object whose ``call(*args, **kwargs)`` launches, sending calls
+        it has no plan for to ``miss(args, kwargs)``, and whose
+        ``launch_bound(bound, args, kwargs)`` launches a validated call and
+        remembers its plan.  Adapters whose backend offers one (nt-triton's
+        ``fast_launcher``) override this; it is asked on the GPU only.
+        """
+        return None
+
+    def launcher(self, kernel: GeneratedKernel, miss: Callable[..., Any] | None = None) -> Any:
+        """This adapter's fast path for ``kernel`` (made once), or None."""
+        launchers = self.__dict__.setdefault("_launchers", weakref.WeakKeyDictionary())
+        launcher = launchers.get(kernel)
+        if launcher is None and kernel not in launchers:
+            launcher = self.fast_path(kernel, miss or self._missed(kernel))
+            launchers[kernel] = launcher
+        elif launcher is not None and miss is not None:
+            launcher.miss = miss
+        return launcher
+
+    def _missed(self, kernel: GeneratedKernel) -> Callable[..., Any]:
+        """The miss path of a fast path made without a caller's dispatch: this adapter's call."""
+        reference = weakref.ref(kernel)
+
+        def miss(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            target = reference()
+            assert target is not None
+            return self.call(target, args, kwargs)
+
+        return miss
+
     # -- the template ----------------------------------------------------------
     def bind(
         self,
@@ -137,6 +171,10 @@ class Adapter:
         device = bound.device
         if not device.startswith("cuda"):
             require_gpu(kernel.spec.name, device, "tensors", self.gpu_hint)
+        launcher = self.launcher(kernel)
+        if launcher is not None:
+            launcher.launch_bound(bound, args, kwargs)
+            return None
         plan = kernel.prepare(bound.tensors, self.pointers(bound), bound.scalars)
         stream = self.launch_stream(device)
         guard = self.device_guard(device)

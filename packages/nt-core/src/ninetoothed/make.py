@@ -10,6 +10,7 @@ from ninetoothed import plugins
 from ninetoothed.errors import ArrangementError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
+from ninetoothed.symbol import Symbol, is_block_size
 from ninetoothed.tensor import Tensor
 
 
@@ -25,6 +26,9 @@ class Kernel:
         self.spec = spec
         self.generated: GeneratedKernel = plugins.codegen_backend(backend).generate(spec)
         self._adapters: dict[type, Any] = {}
+        self._fast_tried = False
+        self.fast_path: Any = None
+        """The framework's per-call fast path, once a GPU call installed it."""
 
     @property
     def source(self) -> str:
@@ -37,6 +41,13 @@ class Kernel:
         return self.generated.source_path
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._dispatch(args, kwargs)
+        if not self._fast_tried:
+            self._install_fast_path(args)
+        return result
+
+    def _dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The general path: find the adapter of the arguments, let it validate and launch."""
         adapter = None
         for argument in args:
             adapter = self._adapters.get(type(argument))
@@ -48,6 +59,28 @@ class Kernel:
                 if adapter.recognizes(argument):
                     self._adapters[type(argument)] = adapter
         return adapter.call(self.generated, args, kwargs)
+
+    def _install_fast_path(self, args: tuple[Any, ...]) -> None:
+        """After a first call on the GPU, make the framework's fast path this kernel's call.
+
+        The fast path (a function the backend generates for this kernel and
+        framework) becomes ``__call__`` of a subclass made for this instance, so
+        ``kernel(...)`` costs no frame of ours; calls it has no plan for go to
+        :meth:`_dispatch`.
+        """
+        self._fast_tried = True
+        if getattr(self.generated, "interpreting", True):
+            return
+        adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
+        if adapter is None or not hasattr(adapter, "launcher"):
+            return
+        launcher = adapter.launcher(self.generated, self._dispatch)
+        if launcher is None:
+            return
+        self.fast_path = launcher
+        self.__class__ = type(
+            type(self).__name__, (type(self),), {"__call__": staticmethod(launcher.call)}
+        )
 
     def __repr__(self) -> str:
         return f"<ninetoothed kernel {self.spec.name} ({len(self.spec.parameters)} parameters)>"
@@ -75,7 +108,7 @@ def make(
                 f"make: tensors[{index}] must be a ninetoothed.Tensor, got "
                 f"{type(tensor).__name__} {tensor!r}"
             )
-    arranged = arrangement(*tensors)
+    arranged = arrangement(*tensors, **named_block_sizes(arrangement))
     if isinstance(arranged, Tensor):
         arranged = (arranged,)
     if not isinstance(arranged, (tuple, list)):
@@ -85,6 +118,38 @@ def make(
         )
     spec = build_spec(application, tensors, tuple(arranged), name=name, options=options)
     return Kernel(spec, backend)
+
+
+def named_block_sizes(arrangement: Callable[..., Any]) -> dict[str, Symbol]:
+    """Meta symbols for the arrangement's parameters that default to ``block_size()``.
+
+    Each takes the parameter's name, so it is the same in every script and a
+    call can pin it by that name (``BLOCK_SIZE_M=64``).  Upstream names them
+    ``ninetoothed_BLOCK_SIZE_<n>`` and cannot pin them at call time; a
+    parameter given one default twice keeps them tied (the first name wins).
+    """
+    try:
+        parameters = inspect.signature(arrangement).parameters.values()
+    except (TypeError, ValueError):  # builtins, odd callables: keep their defaults
+        return {}
+    renamed: dict[int, Symbol] = {}
+    values: dict[str, Symbol] = {}
+    for parameter in parameters:
+        default = parameter.default
+        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            continue
+        if not is_block_size(default) or not parameter.name.isidentifier():
+            continue
+        if id(default) not in renamed:
+            renamed[id(default)] = Symbol(
+                parameter.name,
+                meta=True,
+                lower_bound=default.lower_bound,
+                upper_bound=default.upper_bound,
+                power_of_two=True,
+            )
+        values[parameter.name] = renamed[id(default)]
+    return values
 
 
 def jit(

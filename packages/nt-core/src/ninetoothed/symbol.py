@@ -233,21 +233,37 @@ class Symbol:
         return compare(ast.NotEq(), self, other)
 
 
+BLOCK_SIZE_PREFIX = "BLOCK_SIZE_"
+"""How :func:`block_size` names its symbols until an arrangement parameter names them."""
+
+
 def block_size(lower_bound: int | None = None, upper_bound: int | None = None) -> Symbol:
     """A fresh, uniquely named meta symbol for a tile size.
 
     Its values are powers of two between ``lower_bound`` and ``upper_bound``
-    (defaults 16 and 1024), which auto-tuning explores.
+    (defaults 16 and 1024), which auto-tuning explores.  Used as the default
+    of an arrangement parameter, ``make`` renames it after the parameter
+    (``def arrangement(x, BLOCK_SIZE_M=block_size())`` tunes ``BLOCK_SIZE_M``,
+    which a call can then pin: ``kernel(x, BLOCK_SIZE_M=64)``); elsewhere it
+    keeps its generated name ``BLOCK_SIZE_<n>``.
     """
     lower = 16 if lower_bound is None else lower_bound
     upper = 1024 if upper_bound is None else upper_bound
     return Symbol(
-        f"BLOCK_SIZE_{next(_unique_ids)}",
+        f"{BLOCK_SIZE_PREFIX}{next(_unique_ids)}",
         meta=True,
         lower_bound=lower,
         upper_bound=upper,
         power_of_two=True,
     )
+
+
+def is_block_size(value: object) -> bool:
+    """Whether ``value`` is a meta symbol :func:`block_size` made (and nothing renamed)."""
+    if not isinstance(value, Symbol) or not value.meta or not isinstance(value.node, ast.Name):
+        return False
+    name = value.node.id
+    return name.startswith(BLOCK_SIZE_PREFIX) and name[len(BLOCK_SIZE_PREFIX) :].isdigit()
 
 
 def is_symbolic(value: object) -> bool:

@@ -38,6 +38,15 @@ class TorchAdapter(Adapter):
             obj.data_ptr(),
         )
 
+    def fast_path(self, kernel: Any, miss: Any) -> Any:
+        """nt-triton's fast path with PyTorch's reads (:mod:`nt_torch.fastpath`)."""
+        make = getattr(kernel, "fast_launcher", None)
+        if make is None or kernel.interpreting:
+            return None
+        from nt_torch import fastpath
+
+        return make(_reads(fastpath), miss)
+
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """``torch.cuda.device`` of the tensors' GPU, when it is not the current one."""
         index = cuda_index(device)
@@ -45,6 +54,16 @@ class TorchAdapter(Adapter):
             guard: AbstractContextManager[None] = torch.cuda.device(index)
             return guard
         return None
+
+
+_READS: list[Any] = []
+
+
+def _reads(fastpath: Any) -> Any:
+    """The fast path's reads, made once (they ask CUDA how many devices there are)."""
+    if not _READS:
+        _READS.append(fastpath.host_reads())
+    return _READS[0]
 
 
 @functools.cache

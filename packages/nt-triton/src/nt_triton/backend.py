@@ -26,7 +26,9 @@ class TritonBackend:
     def generate(self, spec: KernelSpec) -> TritonKernel:
         """Write, cache and load the kernel for ``spec``."""
         generated = codegen.generate(spec)
-        configurations = tuning.configurations(spec, generated.footprint, generated.signature)
+        configurations = tuning.configurations(
+            spec, generated.footprint, generated.signature, "tl.dot(" in generated.source
+        )
         host = host_source(spec, generated)
         text = file_text(spec, generated, configurations, host)
         path = cache.store(text, generated.kernel_name)

@@ -13,18 +13,19 @@ Its public surface is what framework adapters use (the
 from __future__ import annotations
 
 import contextlib
-import inspect
-import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ninetoothed.hookspecs import PreparedLaunch
 from ninetoothed.ir import KernelSpec
 from nt_triton import cache, knobs, tuning
-from nt_triton.abi import KernelSignature, ParameterKind
-from nt_triton.codegen import GeneratedSource, naming
+from nt_triton.abi import KernelSignature
+from nt_triton.codegen import GeneratedSource
 from nt_triton.host import HostFunction, LaunchPlan, compile_host
+from nt_triton.launch.fastpath import FastLauncher, HostReads
+from nt_triton.tuner import Tuner
 
 __all__ = ["LaunchPlan", "TritonKernel"]
 
@@ -66,9 +67,29 @@ class TritonKernel:
         :class:`~ninetoothed.errors.LaunchError` when the shapes do not fit the
         arrangement, or some but not all meta symbols are pinned.  (The
         generated host function itself, so a call pays no extra frame.)"""
+        self.injected = generated.injected
+        """Objects the kernel module refers to (users' ``triton.jit`` helpers)."""
         self._meta_names = tuple(spec.meta_symbols)
         self._launch_options = tuning.launch_options(spec.options)
-        self._runner = self._autotuner()
+        self._sizing = tuning.Sizing(
+            generated.signature, generated.footprint, "tl.dot(" in generated.source
+        )
+
+    @cached_property
+    def tuner(self) -> Tuner:
+        """Chooses this kernel's configuration per call (:mod:`nt_triton.tuner`)."""
+        return Tuner(self.spec.name, Path(self.source_path).stem, self.configurations, self._sizing)
+
+    def fast_launcher(
+        self, reads: HostReads, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+    ) -> FastLauncher:
+        """The per-call fast path for a framework (:mod:`nt_triton.launch.fastpath`).
+
+        ``reads`` says how the framework's tensors are read; ``miss(args,
+        kwargs)`` handles calls the fast path has no plan for (full validation,
+        then :meth:`FastLauncher.launch_bound`).
+        """
+        return FastLauncher(self, reads, miss)
 
     @property
     def interpreting(self) -> bool:
@@ -76,9 +97,9 @@ class TritonKernel:
         return knobs.interpreting()
 
     @property
-    def best_config(self) -> Any:
-        """The configuration auto-tuning chose for the last call (None when untuned)."""
-        return getattr(self._runner, "best_config", None)
+    def best_config(self) -> tuning.Configuration | None:
+        """The configuration of the most recent call that looked one up (None before)."""
+        return self.tuner.last if "tuner" in self.__dict__ else None
 
     def launch(self, plan: PreparedLaunch, stream: int = 0) -> None:
         """Launch ``plan`` on ``stream`` (a raw handle; 0 means Triton's default)."""
@@ -108,41 +129,21 @@ class TritonKernel:
         return self._launch_options
 
     def _launch(self, plan: PreparedLaunch) -> None:
+        """Triton's own launch (the interpreter, callbacks): pinned, or the tuner's choice.
+
+        Under the interpreter the tuner runs nothing: it takes the space's first
+        configuration (deterministic, no GPU).
+        """
         arguments, grid, meta = plan.arguments, plan.grid, plan.meta
         if meta is not None:
-            resolved = grid(meta) if callable(grid) else grid
-            if resolved[0] == 0:
-                return
             num_warps, num_stages = self._launch_options
-            self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+        else:
+            config = self.tuner.interpreted() if knobs.interpreting() else self.configurations[0]
+            meta, num_warps, num_stages = config.kwargs(), config.num_warps, config.num_stages
+        resolved = grid(meta) if callable(grid) else grid
+        if resolved[0] == 0:
             return
-        if self._runner is not None:
-            self._runner[grid](*arguments)
-            return
-        assert not callable(grid)
-        if grid[0] == 0:
-            return
-        config = self.configurations[0]
-        self.function[grid](*arguments, num_warps=config.num_warps, num_stages=config.num_stages)
-
-    def _autotuner(self) -> Any:
-        """Triton's autotuner over the configurations, or None when nothing is tuned."""
-        import triton
-
-        if not self._meta_names:
-            return None
-        triton_configs = [
-            triton.Config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
-            for c in self.configurations
-        ]
-        key = [p.name for p in self.signature.of_kind(ParameterKind.SIZE)] + [naming.INT64_FLAG]
-        options: dict[str, Any] = {}
-        if knobs.interpreting():
-            options["do_bench"] = _interpreter_benchmark
-        elif "cache_results" in inspect.signature(triton.autotune).parameters:
-            # Persist tuning results on disk (Triton's own cache) across processes.
-            options["cache_results"] = True
-        return triton.autotune(configs=triton_configs, key=key, **options)(self.function)
+        self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
 
 
 @contextlib.contextmanager
@@ -165,17 +166,3 @@ def _current_stream(stream: int) -> Iterator[None]:
             del active.get_current_stream
         else:
             active.get_current_stream = previous
-
-
-def _interpreter_benchmark(
-    kernel_call: Callable[[], Any], quantiles: Sequence[float]
-) -> list[float]:
-    """Stand-in for Triton's benchmarker under its interpreter (which has no driver).
-
-    It runs the configuration once, so every configuration tried is exercised,
-    and returns the host time, which is what the interpreter spends.
-    """
-    start = time.perf_counter()
-    kernel_call()
-    elapsed = (time.perf_counter() - start) * 1e3
-    return [elapsed for _ in quantiles]

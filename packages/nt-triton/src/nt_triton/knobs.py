@@ -4,14 +4,26 @@
   ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``).
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
   per kernel (default 32 on a GPU, 2 under Triton's interpreter).
+* ``NINETOOTHED_TUNING``: ``on`` (default: tune on a call's first use of a
+  tuning key, persist the result), ``cached`` (never tune: use persisted or
+  imported results, else the space's first configuration, with a warning once),
+  ``off`` (always the space's first configuration).
+* ``NINETOOTHED_TUNING_PROGRESS``: ``1`` shows tuning progress on stderr,
+  ``0`` hides it (default: shown when stderr is a terminal).
+* ``NINETOOTHED_COMPILE_BUDGET``: seconds one configuration may take to
+  compile while tuning before it is pruned (default 20).
+* ``NINETOOTHED_COMPILE_WORKERS``: worker processes that compile while tuning
+  (default: CPUs - 1, at most 16; ``0`` compiles in the calling process, in
+  threads, without a budget).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
-  Triton's CPU interpreter and auto-tuning uses a stand-in benchmarker.
+  Triton's CPU interpreter and tuning picks a configuration without running any.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TextIO
 
 
 def interpreting() -> bool:
@@ -34,3 +46,33 @@ def max_num_configs() -> int:
     if configured:
         return max(1, int(configured))
     return 2 if interpreting() else 32
+
+
+def tuning_mode() -> str:
+    """``on``, ``cached`` or ``off`` (``NINETOOTHED_TUNING``)."""
+    mode = os.environ.get("NINETOOTHED_TUNING", "on").strip().lower() or "on"
+    if mode not in ("on", "cached", "off"):
+        raise ValueError(f"NINETOOTHED_TUNING={mode!r}: expected 'on', 'cached' or 'off'")
+    return mode
+
+
+def tuning_progress(stream: TextIO) -> bool:
+    """Whether to show tuning progress on ``stream``."""
+    configured = os.environ.get("NINETOOTHED_TUNING_PROGRESS")
+    if configured is not None and configured.strip():
+        return configured.strip().lower() not in ("0", "false", "off", "no")
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def compile_budget() -> float:
+    """Seconds one configuration may take to compile while tuning."""
+    return float(os.environ.get("NINETOOTHED_COMPILE_BUDGET") or 20)
+
+
+def compile_workers() -> int:
+    """Worker processes compiling while tuning (0: in the calling process)."""
+    configured = os.environ.get("NINETOOTHED_COMPILE_WORKERS")
+    if configured is not None and configured.strip():
+        return max(0, int(configured))
+    return max(1, min(16, (os.cpu_count() or 2) - 1))

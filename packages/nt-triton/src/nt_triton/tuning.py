@@ -1,13 +1,21 @@
 """The auto-tuning space: configurations from the meta symbols' bounds.
 
-Each meta symbol takes the powers of two between its bounds.  The product of
-those values is pruned by limits a GPU program can live with (the elements of
-one tile, and of all tiles a program holds), crossed with ``num_warps`` and
-``num_stages`` suited to the tile sizes, and cut to at most
-``max_num_configs`` configurations that spread over the space.  Under
-Triton's interpreter, where timing means nothing, the space shrinks to the
-largest and smallest configuration, which keeps the tuning path exercised
-without multiplying run time.
+Each meta symbol takes the powers of two between its bounds.  Every tile a
+program holds is sized with the meta values and, for the other symbols, at
+their ``upper_bound`` (padded-size placeholders resolved to the power of two
+of what they pad); a program also holds intermediates, counted as the
+largest ``dot`` result two loaded tiles can make (the BM x BN accumulator)
+or the largest stored tile, in 32-bit registers.  Combinations are pruned by
+the elements of one tile, registers per thread (for each ``num_warps``) and
+the shared memory the software pipeline needs (for each ``num_stages``);
+``num_warps``/``num_stages`` given to ``make`` as ints pin them, as tuples
+are tuned over.  The rest is cut to at most ``max_num_configs``
+configurations spread over the space, ordered with the middle of the space
+first and then by size (the largest tile, the likeliest to spill or compile
+slowly, is never first).  At call time :func:`fits` checks each
+configuration again with the call's dtypes and constexpr values.  Under
+Triton's interpreter the space shrinks to two configurations, and the tuner
+picks one without running any (:mod:`nt_triton.tuner`).
 """
 
 from __future__ import annotations
@@ -40,8 +48,16 @@ DEFAULT_UPPER_BOUND = 1024
 MAX_TILE_ELEMENTS = 1 << 15
 """Elements of one tile: a 128 x 256 float32 accumulator."""
 
-MAX_PROGRAM_ELEMENTS = 1 << 16
+MAX_PROGRAM_ELEMENTS = 1 << 17
 """Elements of all tiles of one program together."""
+
+MAX_REGISTERS = 255
+"""32-bit registers a thread may use (the hardware's limit): more spills to local memory,
+and the compile time grows with the program (a 256 x 256 float32 accumulator on 4
+warps took 18 s in LLVM and spilled)."""
+
+INTERMEDIATE_BYTES = 4
+"""Intermediates (dot accumulators) are float32."""
 
 SHARED_MEMORY_BYTES = 220 * 1024
 """Shared memory a program may use: Hopper's 227 KiB less headroom for Triton's own."""
@@ -83,60 +99,165 @@ def symbol_values(symbol: Symbol) -> list[int]:
     return values
 
 
-def launch_options(options: Mapping[str, Any]) -> tuple[int, int]:
-    """``(num_warps, num_stages)`` from ``make``'s options, or the defaults."""
-    return (
-        int(options.get("num_warps") or DEFAULT_NUM_WARPS),
-        int(options.get("num_stages") or DEFAULT_NUM_STAGES),
+def option_values(options: Mapping[str, Any], name: str) -> list[int] | None:
+    """``num_warps`` or ``num_stages`` from ``make``: an int, or an iterable tuned over."""
+    value = options.get(name)
+    if value is None:
+        return None
+    values = (
+        [int(v) for v in value] if isinstance(value, (tuple, list, set, range)) else [int(value)]
     )
+    if not values or any(v < 1 for v in values):
+        raise CodegenError(
+            f"{name} must be a positive int or a non-empty tuple of them, got {value!r}"
+        )
+    return sorted(set(values)) if isinstance(value, set) else list(dict.fromkeys(values))
+
+
+def launch_options(options: Mapping[str, Any]) -> tuple[int, int]:
+    """``(num_warps, num_stages)`` of a launch that skips tuning (the first of a tuple)."""
+    warps = option_values(options, "num_warps")
+    stages = option_values(options, "num_stages")
+    return (warps[0] if warps else DEFAULT_NUM_WARPS, stages[0] if stages else DEFAULT_NUM_STAGES)
 
 
 def configurations(
-    spec: KernelSpec, footprint: TileFootprint, signature: KernelSignature
+    spec: KernelSpec,
+    footprint: TileFootprint,
+    signature: KernelSignature,
+    uses_dot: bool = False,
 ) -> list[Configuration]:
     """The configurations to tune over (one, with defaults, when nothing is tuned).
 
     ``footprint`` gives the shapes of the tiles the kernel loads or stores, in
-    terms of the symbols; sizes that depend on run-time values do not count
-    toward the limits.
+    terms of the symbols; ``uses_dot`` says the application multiplies tiles
+    (its accumulators count as intermediates).
     """
     options = spec.options
     pinned = options.get("configs")
     if pinned is not None:
         return [_pinned(spec, entry, signature) for entry in pinned]
+    warps_given = option_values(options, "num_warps")
+    stages_given = option_values(options, "num_stages")
     meta = spec.meta_symbols
     if not meta:
-        return [Configuration({}, *launch_options(options))]
+        warps = warps_given or [DEFAULT_NUM_WARPS]
+        stages = stages_given or [DEFAULT_NUM_STAGES]
+        return [Configuration({}, w, s) for w, s in itertools.product(warps, stages)]
     names = sorted(meta)
-    candidates = _candidates(spec, names, footprint.tiles)
+    sizing = Sizing(signature, footprint, uses_dot)
     result: list[Configuration] = []
-    footprints: dict[int, int] = {}
-    for values, largest in candidates:
-        warps = [options["num_warps"]] if options.get("num_warps") else _warps(largest)
-        stages = [options["num_stages"]] if options.get("num_stages") else _stages(footprint)
-        pipelined = sum(_tile_elements(shape, values) for shape in footprint.loop_tiles)
+    for values in _candidates(spec, names, sizing):
+        extra = derived_meta_values(signature, values)
+        tiles = sizing.tiles({**values, **extra})
+        largest = max(tiles.loaded + tiles.stored, default=1)
+        warps = warps_given or _warps(largest)
+        stages = stages_given or _stages(footprint)
         for warp_count, stage_count in itertools.product(warps, stages):
-            if pipelined * ASSUMED_ELEMENT_BYTES * stage_count > SHARED_MEMORY_BYTES:
-                continue  # the software pipeline's buffers would not fit
-            extra = derived_meta_values(signature, values)
-            result.append(Configuration(values, warp_count, stage_count, extra))
-            footprints[id(result[-1])] = pipelined * stage_count
+            if tiles.fits(ASSUMED_ELEMENT_BYTES, warp_count, stage_count):
+                result.append(Configuration(values, warp_count, stage_count, extra))
     if not result:
         raise CodegenError(
-            f"{spec.name}: no configuration of {', '.join(names)} fits in shared memory "
-            f"({SHARED_MEMORY_BYTES} bytes for {ASSUMED_ELEMENT_BYTES}-byte elements); "
-            "lower the symbols' upper bounds"
+            f"{spec.name}: no configuration of {', '.join(names)} fits a GPU program "
+            f"({MAX_REGISTERS} registers a thread, {SHARED_MEMORY_BYTES} bytes of shared memory "
+            f"for {ASSUMED_ELEMENT_BYTES}-byte elements, sizes at their upper bounds); lower the "
+            "symbols' upper bounds"
         )
     limit = int(options.get("max_num_configs") or knobs.max_num_configs())
-    chosen = _spread(result, limit)
-    # Keep one configuration whose pipeline fits with 4-byte (float32) elements,
-    # so that no dtype leaves the autotuner with nothing that runs.
-    fits_widest = [
-        c for c in result if footprints[id(c)] * WIDEST_ELEMENT_BYTES <= SHARED_MEMORY_BYTES
-    ]
-    if fits_widest and not any(c in fits_widest for c in chosen):
-        chosen[-1 if len(chosen) > 1 else 0] = fits_widest[len(fits_widest) // 2]
-    return chosen
+    return _order(_spread(result, limit), sizing)
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Elements of the tiles one program holds, for one configuration."""
+
+    loaded: tuple[int, ...]
+    stored: tuple[int, ...]
+    pipelined: int
+    """Elements loaded inside loops (``num_stages`` copies live in shared memory)."""
+    intermediate: int
+    """Elements of the largest float32 intermediate (a dot's accumulator, or a stored tile)."""
+
+    def registers(self, element_bytes: int, num_warps: int) -> float:
+        """Estimated 32-bit registers per thread."""
+        held = sum(self.loaded) * element_bytes + self.intermediate * INTERMEDIATE_BYTES
+        return held / 4 / (32 * num_warps)
+
+    def fits(self, element_bytes: int, num_warps: int, num_stages: int) -> bool:
+        """Whether a program of these tiles fits the registers, shared memory and tile limits."""
+        if max(self.loaded + self.stored, default=1) > MAX_TILE_ELEMENTS:
+            return False
+        if sum(self.loaded) + sum(self.stored) > MAX_PROGRAM_ELEMENTS:
+            return False
+        if self.registers(element_bytes, num_warps) > MAX_REGISTERS:
+            return False
+        return self.pipelined * element_bytes * num_stages <= SHARED_MEMORY_BYTES
+
+
+class Sizing:
+    """Sizes a kernel's tiles for given symbol values, other symbols at their bounds."""
+
+    def __init__(self, signature: KernelSignature, footprint: TileFootprint, uses_dot: bool):
+        self.footprint = footprint
+        self.uses_dot = uses_dot
+        self.padded = {
+            p.name: p.expression for p in signature.parameters if p.expression is not None
+        }
+
+    def size(self, size: SymbolLike, values: Mapping[str, int]) -> int:
+        """One tile dimension's (power-of-two) extent."""
+        if not isinstance(size, Symbol):
+            return next_power_of_two(max(1, int(size)))
+        known = dict(values)
+        for name, symbol in size.free_symbols.items():
+            if name in known:
+                continue
+            expression = self.padded.get(name)
+            if expression is not None:
+                known[name] = self.size(expression, values)
+            elif symbol.upper_bound is not None:
+                known[name] = int(symbol.upper_bound)
+            else:
+                known[name] = 1  # unbounded (run-time or constexpr): sized at call time
+        return next_power_of_two(max(1, int(evaluate(size, known))))
+
+    def elements(self, shape: Sequence[SymbolLike], values: Mapping[str, int]) -> int:
+        elements = 1
+        for size in shape:
+            elements *= self.size(size, values)
+        return elements
+
+    def tiles(self, values: Mapping[str, int]) -> Tiles:
+        """The tiles of one configuration (``values``: meta values, derived padded sizes,
+        and at call time the constexpr values)."""
+        footprint = self.footprint
+        shapes = footprint.tiles
+        loaded = tuple(self.elements(shape, values) for shape in shapes)
+        pipelined = sum(self.elements(shape, values) for shape in footprint.loop_tiles)
+        stored = loaded  # the footprint does not tell loads from stores: count each once
+        intermediate = 0
+        if self.uses_dot:
+            extents = [
+                tuple(self.size(size, values) for size in shape)
+                for shape in shapes
+                if len(shape) >= 2
+            ]
+            for i, a in enumerate(extents):
+                for j, b in enumerate(extents):
+                    if i != j:
+                        intermediate = max(intermediate, a[-2] * b[-2], a[-2] * b[-1])
+        return Tiles(loaded, (), pipelined, max(intermediate, max(stored, default=0)))
+
+
+def fits(
+    configuration: Configuration,
+    sizing: Sizing,
+    values: Mapping[str, int],
+    element_bytes: int,
+) -> bool:
+    """Whether ``configuration`` fits with a call's constexpr ``values`` and element size."""
+    tiles = sizing.tiles({**values, **configuration.kwargs()})
+    return tiles.fits(element_bytes, configuration.num_warps, configuration.num_stages)
 
 
 def derived_meta_values(signature: KernelSignature, values: Mapping[str, int]) -> dict[str, int]:
@@ -163,19 +284,17 @@ def listing(configurations: Sequence[Configuration]) -> str:
     return f"# Auto-tuning configurations ({len(configurations)}):\n{lines}\n"
 
 
-def _candidates(
-    spec: KernelSpec, names: list[str], tiles: Sequence[Sequence[SymbolLike]]
-) -> list[tuple[dict[str, int], int]]:
-    """Every combination of meta values within the tile limits, with its largest tile."""
+def _candidates(spec: KernelSpec, names: list[str], sizing: Sizing) -> list[dict[str, int]]:
+    """Every combination of meta values within the tile limits."""
     meta = spec.meta_symbols
     candidates = []
     for combination in itertools.product(*(symbol_values(meta[name]) for name in names)):
         values = dict(zip(names, combination))
-        sizes = [_tile_elements(shape, values) for shape in tiles]
-        largest = max(sizes, default=1)
-        if largest > MAX_TILE_ELEMENTS or sum(sizes) > MAX_PROGRAM_ELEMENTS:
+        tiles = sizing.tiles(values)
+        sizes = tiles.loaded
+        if max(sizes, default=1) > MAX_TILE_ELEMENTS or sum(sizes) > MAX_PROGRAM_ELEMENTS:
             continue
-        candidates.append((values, largest))
+        candidates.append(values)
     if not candidates:
         raise CodegenError(
             f"{spec.name}: every combination of {', '.join(names)} exceeds the tile limits "
@@ -221,17 +340,6 @@ def _pinned(
     )
 
 
-def _tile_elements(shape: Sequence[SymbolLike], values: Mapping[str, int]) -> int:
-    elements = 1
-    for size in shape:
-        if isinstance(size, Symbol):
-            if not size.names() <= set(values):
-                continue
-            size = next_power_of_two(int(evaluate(size, values)))
-        elements *= max(1, int(size))
-    return elements
-
-
 def _spread(configs: list[Configuration], limit: int) -> list[Configuration]:
     """At most ``limit`` configurations, evenly spaced in order of tile size."""
     if len(configs) <= limit:
@@ -247,3 +355,17 @@ def _spread(configs: list[Configuration], limit: int) -> list[Configuration]:
         return [ordered[len(ordered) // 2]]
     step = (len(ordered) - 1) / (limit - 1)
     return [ordered[round(i * step)] for i in range(limit)]
+
+
+def _order(configs: list[Configuration], sizing: Sizing) -> list[Configuration]:
+    """The middle of the space first (a usable result early), then smallest to largest."""
+    if len(configs) <= 2:
+        return configs
+
+    def weight(c: Configuration) -> tuple[float, int, int]:
+        tiles = sizing.tiles(c.kwargs())
+        return (tiles.registers(ASSUMED_ELEMENT_BYTES, c.num_warps), c.num_warps, c.num_stages)
+
+    ordered = sorted(configs, key=weight)
+    middle = ordered.pop(len(ordered) // 2)
+    return [middle, *ordered]

@@ -1,0 +1,103 @@
+"""How the fast path reads PyTorch tensors and asks PyTorch for devices and streams.
+
+:func:`host_reads` is what :class:`nt_torch.adapter.TorchAdapter` gives
+nt-triton's fast path (:mod:`nt_triton.launch.fastpath`): the reads per
+tensor (``data_ptr()``, ``shape``, ``stride()``, ``dtype``,
+``get_device()``), PyTorch's cheapest calls for the current device and raw
+stream (``torch._C._cuda_getDevice``, ``torch._C._cuda_getCurrentRawStream``:
+C functions, a fraction of a microsecond; ``torch.cuda.current_stream()``
+costs about 7 µs and is never used per call), CUDA-event timing and
+snapshots for the tuner, and a *guard*: the C++ tensor check that
+``torch.compile`` uses for its own guards (``TensorGuards``: dtype, device,
+sizes, strides and dispatch keys of every tensor in one call), which lets
+the hot path confirm the most recent plan without building a key.  The guard
+is private PyTorch API: it is checked once per process against known
+answers and left out (the dict lookup alone) if it misbehaves or is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import torch
+
+from nt_triton.launch.fastpath import HostReads
+
+
+def _make_guard(tensors: Sequence[Any]) -> Callable[..., bool]:
+    from torch._C._dynamo import guards
+
+    # Per tensor, its sizes and strides (a None would leave that dimension unchecked).
+    guard: Any = cast(Any, guards).TensorGuards(
+        *tensors,
+        dynamic_dims_sizes=[list(t.shape) for t in tensors],
+        dynamic_dims_strides=[list(t.stride()) for t in tensors],
+    )
+    check: Callable[..., bool] = guard.check
+    return check
+
+
+@functools.cache
+def guard_factory() -> Callable[[Sequence[Any]], Callable[..., bool]] | None:
+    """``TensorGuards`` as a guard factory, if it answers as expected here."""
+    try:
+        a = torch.zeros(4, dtype=torch.float16)
+        check = _make_guard([a])
+        assert check is not None
+        expected = {
+            "same": (check(a), True),
+            "other tensor, same layout": (check(torch.ones(4, dtype=torch.float16)), True),
+            "shape": (check(torch.zeros(5, dtype=torch.float16)), False),
+            "stride": (check(torch.zeros(8, dtype=torch.float16)[::2]), False),
+            "dtype": (check(torch.zeros(4)), False),
+            "not a tensor": (check(4), False),
+        }
+    except Exception:  # noqa: BLE001 - missing or changed private API: no guard
+        return None
+    if any(got is not wanted for got, wanted in expected.values()):
+        return None
+    return _make_guard
+
+
+def time_runs(run: Callable[[], None], count: int) -> list[float]:
+    """Milliseconds of each of ``count`` runs, from CUDA events on the current stream."""
+    event: Any = torch.cuda.Event
+    starts = [event(enable_timing=True) for _ in range(count)]
+    ends = [event(enable_timing=True) for _ in range(count)]
+    for start, end in zip(starts, ends):
+        start.record()
+        run()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in zip(starts, ends)]
+
+
+def snapshot(tensor: torch.Tensor) -> Callable[[], None]:
+    """Copy ``tensor``; the returned function copies it back."""
+    saved = tensor.detach().clone()
+
+    def restore() -> None:
+        with torch.no_grad():
+            tensor.copy_(saved)
+
+    return restore
+
+
+def host_reads() -> HostReads:
+    """What the fast path reads from PyTorch (made once per process)."""
+    multi = torch.cuda.device_count() > 1
+    return HostReads(
+        pointer_read="{}.data_ptr()",
+        key_reads=("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()"),
+        device_of=lambda tensor: tensor.get_device(),
+        raw_stream=torch._C._cuda_getCurrentRawStream,
+        current_device=torch._C._cuda_getDevice if multi else None,
+        device_guard=torch.cuda.device,
+        guard=guard_factory(),
+        capturing=torch.cuda.is_current_stream_capturing,
+        device_name=torch.cuda.get_device_name,
+        timer=time_runs,
+        snapshot=snapshot,
+    )
