@@ -28,6 +28,7 @@ binding and GPU check.  How a call is launched:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -76,7 +77,24 @@ class JaxAdapter(Adapter):
         return _describe(obj, None, with_pointer=True)
 
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """Validate, launch, and return the output parameters' new arrays."""
+        """Validate, launch, and return the output parameters' new arrays.
+
+        An eager call (no tracer among the arguments) runs a ``jax.jit`` of the
+        call made once per specialisation — the arrays' shapes, dtypes and
+        devices, the other arguments' values, the keywords — so eager calls do
+        not trace the launch again each time (:func:`_eager`).
+        """
+        if not any(isinstance(a, jax.core.Tracer) for a in args):
+            try:
+                key = _eager_key(args, kwargs)
+            except TypeError:  # unhashable arguments: validation below says what is wrong
+                key = None
+            if key is not None:
+                return _eager(self, kernel, key, args, kwargs)
+        return self._call(kernel, args, kwargs)
+
+    def _call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Validate, launch (or, under ``jax.jit``, stage the launch), return the outputs."""
         # JAX launches Triton kernels: jax-triton and the interpreter take nt-triton's.
         triton_kernel = cast(TritonKernel, kernel)
         # Tracers and ShapeDtypeStructs have no device: they take the device of
@@ -99,6 +117,56 @@ class JaxAdapter(Adapter):
             else:
                 results = triton_call.call_jax_triton(triton_kernel, bound, call_roles)
         return results[0] if len(results) == 1 else tuple(results)
+
+
+_EAGER: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+
+
+def _eager_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What an eager call's jitted launch depends on (raises TypeError when unhashable)."""
+    parts: list[Any] = []
+    for argument in args:
+        if isinstance(argument, jax.Array):
+            parts.append(("array", argument.shape, argument.dtype, _placement(argument)))
+        else:
+            parts.append(("static", type(argument), argument))
+    key = (tuple(parts), tuple(sorted(kwargs.items())))
+    hash(key)
+    return key
+
+
+def _placement(array: Any) -> Any:
+    try:
+        return array.sharding
+    except Exception:  # noqa: BLE001 - deleted arrays: validation reports them
+        return None
+
+
+def _eager(
+    adapter: JaxAdapter, kernel: GeneratedKernel, key: Any, args: tuple[Any, ...], kwargs: Any
+) -> Any:
+    """Run the call through a ``jax.jit`` made once for its specialisation."""
+    cache = _EAGER.setdefault(kernel, {})
+    function = cache.get(key)
+    if function is None:
+        positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
+        # The arrays are the jitted function's arguments: keep none of this call's alive.
+        fixed = [None if i in positions else a for i, a in enumerate(args)]
+        keywords = dict(kwargs)
+
+        def launch(*arrays: Any) -> Any:
+            given = list(fixed)
+            for position, array in zip(positions, arrays):
+                given[position] = array
+            return adapter._call(kernel, tuple(given), keywords)
+
+        jitted = jax.jit(launch)
+        arrays = [args[i] for i in positions]
+        result = jitted(*arrays)  # errors (traced first) are raised before anything is cached
+        cache[key] = (jitted, positions)
+        return result
+    jitted, positions = function
+    return jitted(*[args[i] for i in positions])
 
 
 def _interpreted(kernel: GeneratedKernel, bound: BoundCall, call_roles: Roles) -> list[Any]:

@@ -156,6 +156,10 @@ def _autotuned(
     scalar argument (sizes, strides), which jax-triton 0.3 warns about
     otherwise; each compiled program is tuned once either way.
     """
+    fake = autotune is not None or config is not None
+    cached = None if fake else _AUTOTUNED.setdefault(kernel, {}).get((id(function), tuple(key)))
+    if cached is not None:
+        return cached
     if autotune is None or config is None:
         import triton
 
@@ -165,7 +169,14 @@ def _autotuned(
         config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
         for c in kernel.configurations
     ]
-    return autotune(configs=triton_configs, key=key)(function)
+    tuned = autotune(configs=triton_configs, key=key)(function)
+    if not fake:
+        # One autotune object per kernel and trampoline, not one per call.
+        _AUTOTUNED[kernel][(id(function), tuple(key))] = tuned
+    return tuned
+
+
+_AUTOTUNED: weakref.WeakKeyDictionary[TritonKernel, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
 @dataclass

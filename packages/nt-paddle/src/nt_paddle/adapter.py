@@ -121,6 +121,17 @@ class PaddleAdapter(Adapter):
         # The CUDA stream protocol: (version, cudaStream_t as an int).
         return int(stream.__cuda_stream__()[1])
 
+    def fast_path(self, kernel: Any, miss: Any) -> Any:
+        """nt-triton's fast path with Paddle's reads (:mod:`nt_paddle.fastpath`)."""
+        make = getattr(kernel, "fast_launcher", None)
+        if make is None or kernel.interpreting:
+            return None
+        from nt_paddle import fastpath
+
+        if not _READS:
+            _READS.append(fastpath.host_reads(_cuda_device))
+        return make(_READS[0], miss)
+
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """Make the tensors' GPU the CUDA current device for the launch."""
         return _cuda_device(cuda_index(device))
@@ -159,6 +170,9 @@ class PaddleAdapter(Adapter):
                 # grad is otherwise refused, and the kernel's write is not traced.
                 with paddle.no_grad():
                     staged.original.copy_(paddle.from_dlpack(staged.converted))
+
+
+_READS: list[Any] = []
 
 
 @contextlib.contextmanager
