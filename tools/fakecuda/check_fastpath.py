@@ -211,6 +211,8 @@ def main() -> int:
         expected_scale, {2, 3, 4},
     )  # fmt: skip
 
+    failures += not constexpr_scalar_by_value(x, z)
+
     mm = ninetoothed.make(
         matmul.arrangement, matmul.application, matmul.tensors,
         configs=[{"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32}],
@@ -242,6 +244,27 @@ def main() -> int:
     if "--time" in sys.argv:
         timings(tuned, given, fixed, x, y, z)
     return 1 if failures else 0
+
+
+def constexpr_scalar_by_value(x: Any, z: Any) -> bool:
+    """A constexpr scalar is compiled in: a new value must take a new plan, not the last one."""
+    import ninetoothed
+    from ninetoothed import Symbol, Tensor
+
+    scale = ninetoothed.make(
+        lambda s, t, f, B=Symbol("B", constexpr=True): (s.tile((B,)), t.tile((B,)), f),  # noqa: B008
+        scale_application,
+        (Tensor(1), Tensor(1), Tensor(0, constexpr=True)),
+    )
+    launcher = launcher_of(scale, __import__("nt_torch.adapter").adapter.TorchAdapter())
+    for factor in (2, 3, 2, 3):
+        launcher.call(x, z, factor, B=1024)
+    good = len(launcher._loaded) == 2 and len(launcher.plans) == 2
+    print(
+        f"  {'ok' if good else 'WRONG'}  constexpr scalar keyed by value: "
+        f"{len(launcher._loaded)} compiled, {len(launcher.plans)} plans for 2 values"
+    )
+    return good
 
 
 def timings(tuned: Any, given: Any, fixed: Any, x: Any, y: Any, z: Any) -> None:

@@ -127,9 +127,15 @@ class FastLauncher:
         self._scalar_positions = [i for i, c in enumerate(checks) if c.is_scalar]
         self._positional = frozenset(checks[i].name for i in self._scalar_positions)
         self._per_call = _per_call_order(kernel, [checks[i].name for i in self._scalar_positions])
+        by_name = kernel.signature.by_name
+        # A constexpr scalar is compiled in: its value, not its class, picks the plan.
+        self._by_value = frozenset(
+            i for i in self._scalar_positions
+            if checks[i].name in by_name and by_name[checks[i].name].constexpr
+        )  # fmt: skip
         source = hot_source(
             len(checks), self._tensor_positions, self._scalar_positions, reads,
-            multi_device=reads.current_device is not None,
+            multi_device=reads.current_device is not None, by_value=self._by_value,
         )  # fmt: skip
         namespace: dict[str, Any] = {
             "plans": self.plans,
@@ -139,6 +145,7 @@ class FastLauncher:
             "current_device": reads.current_device,
             "switched": self._switched,
             "scalar_class": compiled.int_class,
+            "scalar_value": _scalar_value,
         }
         name = f"<ninetoothed fast path of {kernel.spec.name}>"
         exec(compile(source, name, "exec"), namespace)  # noqa: S102
@@ -294,7 +301,10 @@ class FastLauncher:
             if made is not None:
                 guard = made
         aligned = 0 if not any(p & 15 for p in pointers) else -1
-        classes = tuple(compiled.int_class(s) for s in scalars)
+        classes = tuple(
+            _scalar_value(s) if i in self._by_value else compiled.int_class(s)
+            for i, s in zip(self._scalar_positions, scalars)
+        )
         return (guard, aligned, dict(kwargs), launch, device, classes)
 
     def _bind(
@@ -357,6 +367,11 @@ class _Call(NamedTuple):
     device: int
     pointers: list[int]
     scalars: list[Any]
+
+
+def _scalar_value(value: Any) -> tuple[type, Any]:
+    """A constexpr scalar's key: its type with its value (``True`` must not hit ``1``)."""
+    return (type(value), value)
 
 
 def _no_launch(stream: int, *per_call: Any) -> None:
@@ -424,12 +439,15 @@ def hot_source(
     reads: HostReads,
     *,
     multi_device: bool,
+    by_value: frozenset[int] = frozenset(),
 ) -> str:
     """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
 
     One function per kernel and framework: the arguments unpacked by
     position, each tensor's pointer and key facts read once, the most recent
-    plan checked, else the dict; any exception goes to ``miss``.
+    plan checked, else the dict; any exception goes to ``miss``.  Scalars
+    are keyed by Triton's class (``int_class``), those in ``by_value``
+    (constexprs) by value.
     """
     names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
     unpack = ", ".join(names) + ("," if count == 1 else "")
@@ -440,7 +458,9 @@ def hot_source(
     ored = " | ".join(pointers) or "0"
     each = ", ".join(f"{p} & 15" for p in pointers) + ("," if len(pointers) == 1 else "")
     facts = [read.format(names[t]) for t in tensors for read in reads.key_reads]
-    classes = ", ".join(f"scalar_class({names[s]})" for s in scalars)
+    classes = ", ".join(
+        f"scalar_{'value' if s in by_value else 'class'}({names[s]})" for s in scalars
+    )
     classes_tuple = f"({classes},)" if scalars else "()"
     key_items = [*facts, f"({ored}) & 15 and ({each})", "tuple(kwargs.items()) if kwargs else None"]
     if scalars:

@@ -103,7 +103,7 @@ class Tuner:
         self.stem = stem
         self.configurations = tuple(configurations)
         self.sizing = sizing
-        self.chosen: dict[tuple[Any, ...], tuning.Configuration] = {}
+        self.chosen: dict[tuple[str, tuple[Any, ...]], tuning.Configuration] = {}
         self.last: tuning.Configuration | None = None
         """The configuration of the most recent tuning-key lookup."""
         self.lock = threading.Lock()
@@ -119,13 +119,15 @@ class Tuner:
     ) -> tuning.Configuration:
         """The configuration for a call: remembered, persisted, or tuned now (``call()``
         supplies what tuning needs; it is built only then)."""
-        chosen = self.chosen.get(key)
+        # Per device name too: two kinds of GPU in one process do not share their best tiles.
+        remembered = (device_name, key)
+        chosen = self.chosen.get(remembered)
         if chosen is None:
             with self.lock:
-                chosen = self.chosen.get(key)
+                chosen = self.chosen.get(remembered)
                 if chosen is None:
                     chosen = self._choose(key, device_name, call)
-                    self.chosen[key] = chosen
+                    self.chosen[remembered] = chosen
         self.last = chosen
         return chosen
 
