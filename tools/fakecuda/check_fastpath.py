@@ -284,9 +284,51 @@ def timings(tuned: Any, given: Any, fixed: Any, x: Any, y: Any, z: Any) -> None:
             4, 0, (x.data_ptr(), y.data_ptr(), z.data_ptr(), 4096, None)
         ),
     }
+    rows.update(paddle_rows())
     print("  host µs per call with a driver that does nothing (this CPU):")
     for label, call in rows.items():
         print(f"    {label:34} {per_call(call):6.2f}")
+
+
+def paddle_rows() -> dict[str, Callable[[], Any]]:
+    """Paddle's hot path (its own reads: tuples of shape and strides, dtype, device; no C++
+    guard) over the same stand-in launch, on CPU tensors: Paddle's GPU build is not here."""
+    try:
+        import paddle
+    except ImportError:
+        return {}
+    import ninetoothed
+    from nt_examples import add
+    from nt_paddle import fastpath as paddle_fastpath
+    from nt_paddle.adapter import PaddleAdapter
+    from nt_triton.launch import HostReads
+
+    # nt_paddle.fastpath.host_reads's reads, with the stand-in's device and stream.
+    stand_in = HostReads(
+        pointer_read="{}.data_ptr()",
+        key_reads=paddle_fastpath.host_reads(contextlib.nullcontext).key_reads,
+        device_of=lambda tensor: 0,
+        raw_stream=lambda index: STREAM,
+        current_device=None,
+        device_guard=lambda index: contextlib.nullcontext(),
+        timer=lambda run, count: [float(run() or 1.0) for _ in range(count)],
+    )
+    adapter = PaddleAdapter()
+    tensors = tuple(ninetoothed.Tensor(1) for _ in range(3))
+    pinned = ninetoothed.make(
+        add.arrangement, add.application, tensors, configs=[{"BLOCK_SIZE": 1024}]
+    )
+    generated = pinned.generated
+    holder: dict[str, Any] = {}
+
+    def miss(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        bound = adapter.bind(generated, args, kwargs)
+        holder["launcher"].launch_bound(bound, args, kwargs)
+
+    holder["launcher"] = launcher = generated.fast_launcher(stand_in, miss)
+    x, y, z = (paddle.zeros([4096], dtype="float16") for _ in range(3))
+    launcher.call(x, y, z)
+    return {"Paddle, ours, pinned (CPU tensors)": lambda: launcher.call(x, y, z)}
 
 
 if __name__ == "__main__":

@@ -3,16 +3,18 @@
 :func:`host_reads` is what :class:`nt_paddle.adapter.PaddleAdapter` gives
 nt-triton's fast path (:mod:`nt_triton.launch.fastpath`): per tensor
 ``data_ptr()``, ``shape`` and ``strides`` (as tuples: Paddle's are not
-hashable), ``dtype`` and ``place``; Paddle's current raw stream; the CUDA
-current device (Paddle's binding of ``cudaGetDevice``) and a guard switching
-it; timing by synchronising; snapshots with ``clone``/``copy_``.  Paddle has
-no counterpart of PyTorch's C++ tensor guard, so every call builds its key
-and looks its plan up in a dict.
+hashable), ``dtype`` (its identity, :func:`dtype_read`) and
+``get_device()``; Paddle's current raw stream; the CUDA current device
+(Paddle's binding of ``cudaGetDevice``) and a guard switching it; timing by
+synchronising; snapshots with ``clone``/``copy_``.  Paddle has no
+counterpart of PyTorch's C++ tensor guard, so every call builds its key and
+looks its plan up in a dict.
 
 Paddle's GPU build is not on the machines this was written on: the stream
 read is checked against ``paddle.device.current_stream`` once and used only
 if both agree; the hot path's host cost was measured on the CPU with the
-launch stubbed (``benchmarks/launch.py --paddle-stub``).
+launch stubbed (``tools/fakecuda/check_fastpath.py --time``, which ``benchmarks/launch.py
+--paddle-stub`` runs).
 """
 
 from __future__ import annotations
@@ -69,13 +71,25 @@ def snapshot(tensor: Any) -> Callable[[], None]:
     return restore
 
 
+def dtype_read() -> str:
+    """How the key reads a tensor's dtype: its identity where Paddle's dtypes are singletons.
+
+    Hashing a ``paddle.dtype`` costs about 1.7 µs and comparing two ``Place``s
+    3.7 µs (pybind11, measured on the CPU), several times the rest of the key:
+    the key holds the dtype's ``id`` (0.4 µs; a singleton never dies, so its id
+    is never reused) and ``get_device()`` (an int) instead of the place.
+    """
+    first, second = paddle.zeros([1], dtype="float16"), paddle.zeros([2], dtype="float16")
+    return "id({}.dtype)" if first.dtype is second.dtype else "{}.dtype"
+
+
 def host_reads(device_guard: Callable[[int], Any]) -> HostReads:
     """What the fast path reads from Paddle (``device_guard``: the adapter's)."""
     core = paddle.base.core
     multi = paddle.device.cuda.device_count() > 1
     return HostReads(
         pointer_read="{}.data_ptr()",
-        key_reads=("tuple({}.shape)", "tuple({}.strides)", "{}.dtype", "{}.place"),
+        key_reads=("tuple({}.shape)", "tuple({}.strides)", dtype_read(), "{}.get_device()"),
         device_of=lambda tensor: tensor.place.gpu_device_id(),
         raw_stream=raw_stream_function(),
         current_device=core.get_cuda_current_device_id if multi else None,
