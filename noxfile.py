@@ -119,6 +119,8 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run the paper's evaluation on the GPU, in the current environment (installs nothing).
 
+    ``benchmarks/launch.py`` prints the launch and tuning engine's table
+    (``NT_LAUNCH_ARGS`` are its arguments; ``NT_LAUNCH=0`` skips it); then
     ``benchmarks/run.py`` (arguments after ``--`` go to it) writes the
     single-kernel table; then ``benchmarks/e2e.py`` the end-to-end one
     (``NT_E2E_ARGS`` are its arguments; ``NT_E2E=0`` skips it), and
@@ -126,6 +128,11 @@ def bench(session: nox.Session) -> None:
     goes to ``$OUT`` (else ``bench-out/``).
     """
     isolate(session)
+    # The launch and tuning engine's table (issue 12) first: per-call µs, first calls, make.
+    if os.environ.get("NT_LAUNCH", "1") != "0":
+        session.run(
+            HOST_PYTHON, "benchmarks/launch.py", *os.environ.get("NT_LAUNCH_ARGS", "").split()
+        )
     session.run(HOST_PYTHON, "benchmarks/run.py", *session.posargs)
     if os.environ.get("NT_E2E", "1") != "0":
         e2e_args = os.environ.get("NT_E2E_ARGS", "").split()
