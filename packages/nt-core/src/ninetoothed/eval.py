@@ -21,10 +21,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ninetoothed.errors import ArrangementError
 from ninetoothed.evaluate import evaluate
+from ninetoothed.lazy_numpy import np
 from ninetoothed.mapping import Binding, Dim, Requirement
 from ninetoothed.symbol import Symbol, SymbolLike
 from ninetoothed.tensor import Tensor

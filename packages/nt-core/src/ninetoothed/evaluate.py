@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-import numpy as np
-
 from ninetoothed.errors import ArrangementError
+from ninetoothed.lazy_numpy import np
 from ninetoothed.mapping import Binding
 from ninetoothed.symbol import SymbolLike, evaluate_with
 from ninetoothed.tensor import Tensor

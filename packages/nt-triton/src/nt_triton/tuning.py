@@ -203,11 +203,38 @@ class Sizing:
         self.padded = {
             p.name: p.expression for p in signature.parameters if p.expression is not None
         }
+        # Sizing a space evaluates the same few expressions thousands of times with
+        # the same values of the symbols they depend on: memoised per expression on
+        # those values (make's cost was mostly here).
+        self._depends: dict[int, tuple[Symbol, tuple[str, ...]]] = {}
+        self._sizes: dict[tuple[Any, ...], int] = {}
+
+    def _names(self, size: Symbol) -> tuple[str, ...]:
+        """The symbols ``size`` depends on, through padded-size placeholders too."""
+        entry = self._depends.get(id(size))
+        if entry is None:
+            names: set[str] = set()
+            pending = [size]
+            while pending:
+                for name in pending.pop().free_symbols:
+                    expression = self.padded.get(name)
+                    if name not in names and isinstance(expression, Symbol):
+                        pending.append(expression)
+                    names.add(name)
+            entry = self._depends[id(size)] = (size, tuple(sorted(names)))
+        return entry[1]
 
     def size(self, size: SymbolLike, values: Mapping[str, int]) -> int:
         """One tile dimension's (power-of-two) extent."""
         if not isinstance(size, Symbol):
             return next_power_of_two(max(1, int(size)))
+        key = (id(size), *(values.get(name) for name in self._names(size)))
+        extent = self._sizes.get(key)
+        if extent is None:
+            extent = self._sizes[key] = self._size(size, values)
+        return extent
+
+    def _size(self, size: Symbol, values: Mapping[str, int]) -> int:
         known = dict(values)
         for name, symbol in size.free_symbols.items():
             if name in known:
