@@ -2,8 +2,10 @@
 
 Run by ``nox -s gpu`` (``tools/gpu_tests.py``), which limits every other test
 to one configuration per kernel: these tests unset that limit, so a space that
-hangs, crashes or corrupts data fails here.  Each test has its own time limit
-(pytest-timeout, where installed).
+hangs, crashes or corrupts data fails here.  The first calls of attention and
+the 4096³ matmul run in fresh processes with cold caches and a time limit (the
+device may lack pytest-timeout); the matmul's choice is compared with an
+exhaustive search of its space (``benchmarks/launch_tuning.py``).
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,7 @@ from ninetoothed import Tensor  # noqa: E402
 ON_GPU = torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1"
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")]
 if importlib.util.find_spec("pytest_timeout") is not None:
-    pytestmark.append(pytest.mark.timeout(240))
+    pytestmark.append(pytest.mark.timeout(600))
 
 
 @pytest.fixture(autouse=True)
@@ -38,50 +40,69 @@ def real_space(monkeypatch, tmp_path):
     monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
 
 
-def test_upstream_attention_tunes_its_real_space_without_hanging():
-    from tests.upstream import test_attention as attention
+ATTENTION = """
+import json, sys, time
+sys.path[:0] = [".", "tests"]
+import torch
+import ninetoothed
+from ninetoothed import Tensor
+from upstream import test_attention as attention
+options = (None, None, {"constexpr": True}, {"constexpr": True, "upper_bound": 128})
+tensors = tuple(Tensor(4, shape_options=options) for _ in range(4))
+kernel = ninetoothed.make(attention.arrangement, attention.application, tensors)
+q, k, v = (torch.randn(2, 4, 1024, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+o = torch.empty_like(q)
+torch.cuda.synchronize()
+began = time.perf_counter()
+kernel(q, k, v, o)
+torch.cuda.synchronize()
+first = time.perf_counter() - began
+expected = attention.reference(q, k, v)  # float64; the kernel does not scale by 1/sqrt(d)
+error = float((o.double() - expected).abs().max())
+print(json.dumps({"seconds": first, "error": error, "chosen": str(kernel.generated.best_config),
+                  "configurations": len(kernel.generated.configurations)}))
+"""
 
-    options = (None, None, {"constexpr": True}, {"constexpr": True, "upper_bound": 128})
-    tensors = tuple(Tensor(4, shape_options=options) for _ in range(4))
-    kernel = ninetoothed.make(attention.arrangement, attention.application, tensors)
-    assert len(kernel.generated.configurations) > 1
-    q, k, v = (torch.randn(2, 4, 1024, 64, device="cuda", dtype=torch.float16) for _ in range(3))
-    o = torch.empty_like(q)
-    began = time.perf_counter()
-    kernel(q, k, v, o)
-    torch.cuda.synchronize()
-    first = time.perf_counter() - began
-    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    torch.testing.assert_close(o, expected, atol=2e-2, rtol=2e-2)
-    print(
-        f"attention first call {first:.1f} s (upstream: 16 s), chose {kernel.generated.best_config}"
-    )
-    assert first < 60, f"first call took {first:.1f} s"
-    assert kernel.generated.best_config is not None
+
+def _fresh_process(code: str, timeout: float, tmp_path: Path) -> dict:
+    """Run ``code`` in a fresh interpreter with cold NineToothed and Triton caches; a hang fails
+    here (the device may lack pytest-timeout)."""
+    import launch  # benchmarks/launch.py
+
+    caches = {
+        "NINETOOTHED_CACHE_DIR": str(tmp_path / "nt"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+    }
+    try:
+        return launch.python(code, caches, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the first call did not finish in {timeout} s: the tuning space hangs")
 
 
-def test_matmul_4096_cubed_tunes_within_ten_seconds():
-    from nt_examples import matmul
+def test_upstream_attention_tunes_its_real_space_without_hanging(tmp_path):
+    """Upstream's attention (head dimension constexpr, upper bound 128) once made a space whose
+    first configuration never compiled; upstream's first call takes 16 s."""
+    answer = _fresh_process(ATTENTION, 180, tmp_path)
+    print(f"attention first call, cold caches: {answer}")
+    assert answer["configurations"] > 1
+    assert answer["error"] < 3e-2
+    assert answer["seconds"] < 60, answer
 
-    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
-    a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
-    c = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)
-    began = time.perf_counter()
-    kernel(a, b, c)
-    torch.cuda.synchronize()
-    first = time.perf_counter() - began
-    torch.testing.assert_close(c, a @ b, atol=0.5, rtol=2e-2)
-    print(f"matmul 4096^3 first call {first:.2f} s, chose {kernel.generated.best_config}")
-    assert first < 30, f"first call took {first:.1f} s (issue 12 asks 10 s)"
-    import launch_tuning  # benchmarks/: the chosen configuration against every one of the space
 
-    report = launch_tuning.report(kernel, (a, b, c), exhaustive=True)
-    print(
-        f"chosen {report['chosen']} {report['chosen_ms']:.4f} ms; exhaustive best "
-        f"{report['best']} {report['best_ms']:.4f} ms of {report['configurations']}"
-    )
+def test_matmul_4096_cubed_first_call_and_choice(tmp_path):
+    """Cold caches, the real space; the choice against an exhaustive do_bench of the space."""
+    import launch
+
+    answer = _fresh_process(launch.FIRST_CALL.replace("EXHAUSTIVE", "True"), 400, tmp_path)
+    answer.pop("all_ms", None)
+    print(f"matmul 4096^3 first call, cold caches: {answer}")
+    assert answer["error"] < 1.0
+    assert answer["seconds"] < 30, f"issue 12 asks 10 s: {answer}"
     # The issue asks within 2 %; timings move ±8 % between runs, so fail only on a clear miss.
-    assert report["chosen_ms"] <= report["best_ms"] * 1.10
+    assert answer["chosen_ms"] <= answer["best_ms"] * 1.10, answer
+    warm = _fresh_process(launch.FIRST_CALL.replace("EXHAUSTIVE", "False"), 120, tmp_path)
+    print(f"matmul 4096^3 first call, second process: {warm}")
+    assert warm["seconds"] < 3, f"issue 12 asks 1 s: {warm}"
 
 
 def _add_in_place():
@@ -102,8 +123,11 @@ def test_tuning_leaves_an_in_place_kernel_as_one_run_would():
     kernel(z, x)
     torch.cuda.synchronize()
     assert torch.equal(z, x), f"z = {z.unique().tolist()} after one call (tuning ran on it)"
-    kernel(z, z)  # one tensor passed twice: a new tuning key? no, same key; a new plan
-    assert torch.equal(z, 2 * x)
+    # One tensor passed as both parameters, on a fresh kernel (so the call tunes): w + w once.
+    w = torch.ones(1 << 20, device="cuda")
+    _add_in_place()(w, w)
+    torch.cuda.synchronize()
+    assert torch.equal(w, 2 * x), f"w = {w.unique().tolist()} after one call (tuning ran on it)"
 
 
 def test_first_calls_from_two_threads_tune_once_and_agree():
