@@ -190,6 +190,8 @@ def main() -> int:
         recorder, "add, pinned 256, n=1000", lambda: fixed.call(a, b, c), 4, params, i32
     )
 
+    failures += not still_validated(fixed, x, y, z)
+
     scale = ninetoothed.make(
         lambda s, t, f, B=Symbol("B", constexpr=True): (s.tile((B,)), t.tile((B,)), f),  # noqa: B008
         scale_application,
@@ -244,6 +246,21 @@ def main() -> int:
     if "--time" in sys.argv:
         timings(tuned, given, fixed, x, y, z)
     return 1 if failures else 0
+
+
+def still_validated(launcher: Any, x: Any, y: Any, z: Any) -> bool:
+    """After the hot path is warm, a wrong call still gets full validation's clear error."""
+    from ninetoothed.errors import LaunchError
+
+    launcher.call(x, y, z)
+    try:
+        launcher.call(x, y.reshape(64, 64), z)
+    except LaunchError as error:
+        good = "'y'" in str(error) and "dimensions" in str(error)
+        print(f"  {'ok' if good else 'WRONG'}  a wrong rank on a warm path: {error}")
+        return good
+    print("  WRONG  a wrong rank on a warm path launched")
+    return False
 
 
 def constexpr_scalar_by_value(x: Any, z: Any) -> bool:
