@@ -208,6 +208,8 @@ class Sizing:
         # those values (make's cost was mostly here).
         self._depends: dict[int, tuple[Symbol, tuple[str, ...]]] = {}
         self._sizes: dict[tuple[Any, ...], int] = {}
+        self._shape_names: dict[int, tuple[Sequence[SymbolLike], tuple[str, ...]]] = {}
+        self._elements: dict[tuple[Any, ...], int] = {}
 
     def _names(self, size: Symbol) -> tuple[str, ...]:
         """The symbols ``size`` depends on, through padded-size placeholders too."""
@@ -249,9 +251,18 @@ class Sizing:
         return next_power_of_two(max(1, int(evaluate(size, known))))
 
     def elements(self, shape: Sequence[SymbolLike], values: Mapping[str, int]) -> int:
-        elements = 1
-        for size in shape:
-            elements *= self.size(size, values)
+        """A tile's element count (memoised like :meth:`size`, per shape)."""
+        names = self._shape_names.get(id(shape))
+        if names is None:
+            found = {n for size in shape if isinstance(size, Symbol) for n in self._names(size)}
+            names = self._shape_names[id(shape)] = (shape, tuple(sorted(found)))
+        key = (id(shape), *(values.get(name) for name in names[1]))
+        elements = self._elements.get(key)
+        if elements is None:
+            elements = 1
+            for size in shape:
+                elements *= self.size(size, values)
+            self._elements[key] = elements
         return elements
 
     def tiles(self, values: Mapping[str, int]) -> Tiles:
