@@ -184,3 +184,22 @@ def _no_sizing():
             return tuning.Tiles((1,), (), 0, 1)
 
     return Everything()
+
+
+def test_the_command_line_exports_imports_and_clears(cache, tmp_path_factory, capsys):
+    from nt_triton.tuner.__main__ import main
+
+    z, x = torch.zeros(4), torch.ones(4)
+    Tuner("k", "k_cli", CONFIGS, _no_sizing()).choose(("k",), "gpu", lambda: fake_call(z, x, []))
+    exported = tmp_path_factory.mktemp("cli") / "table.json"
+    assert main(["export", str(exported)]) == 0
+    assert main(["clear"]) == 0
+    assert table.read("k_cli") == {}
+    assert main(["import", str(exported)]) == 0
+    assert table.read("k_cli") != {}
+    assert main(["where"]) == 0
+    assert str(table.directory()) in capsys.readouterr().out
+    bad = tmp_path_factory.mktemp("cli") / "bad.json"
+    bad.write_text("{}")
+    assert main(["import", str(bad)]) == 1
+    assert "not a NineToothed tuning table" in capsys.readouterr().err
