@@ -4,14 +4,16 @@ Every framework adapter runs the same checks, so they live here: argument
 count, which arguments are tensors and which scalars, ranks, declared sizes
 and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
 arguments that give constexpr and run-time symbols (or pin meta symbols,
-skipping auto-tuning).
+skipping auto-tuning), and the source sizes the arrangement ties together
+(:mod:`ninetoothed.agreement`, derived once per kernel).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
+from ninetoothed.agreement import Agreement
 from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
@@ -105,9 +107,35 @@ def bind_call(
         tensors.append(info)
         tensor_arguments.append(argument)
 
+    for agreement in spec.agreements:
+        first, first_dim = agreement.dims[0]
+        size = tensors[first].shape[first_dim]
+        for other, dim in agreement.dims[1:]:
+            if tensors[other].shape[dim] != size:
+                _disagree(spec, agreement, tensors, (first, first_dim), (other, dim))
     if kwargs or spec.required_symbols:
         _bind_keywords(spec, kwargs, scalars)
     return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
+
+
+def _disagree(
+    spec: KernelSpec,
+    agreement: Agreement,
+    tensors: list[TensorInfo],
+    left: tuple[int, int],
+    right: tuple[int, int],
+) -> NoReturn:
+    """Raise the error for two source sizes that the arrangement ties but differ."""
+    names = [p.name for p in spec.tensor_parameters]
+    described = [
+        f"{names[i]!r} (shape {tuple(tensors[i].shape)}, dimension {d}: {tensors[i].shape[d]})"
+        for i, d in (left, right)
+    ]
+    raise LaunchError(
+        f"{spec.name}: {described[0]} and {described[1]} must have the same size: the "
+        f"arrangement reads both at the same index ({agreement.index}), so where one ends "
+        "the other would be masked and the result silently wrong"
+    )
 
 
 def _scalar(

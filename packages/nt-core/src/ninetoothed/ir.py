@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ninetoothed.agreement import Agreement
+from ninetoothed.agreement import derive as derive_agreements
 from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
 from ninetoothed.mapping import VARIABLE_PREFIX
@@ -94,6 +96,11 @@ class KernelSpec:
                 )
             )
         return tuple(checks)
+
+    @cached_property
+    def agreements(self) -> tuple[Agreement, ...]:
+        """Source sizes of different tensor parameters that must be equal (computed once)."""
+        return derive_agreements([p.arranged for p in self.tensor_parameters])
 
     @cached_property
     def symbol_kinds(self) -> dict[str, str]:
