@@ -7,6 +7,9 @@
   set here that cannot be written is an error.
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
   per kernel (default 32 on a GPU, 2 under Triton's interpreter).
+* ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
+  kernel's front end for a GPU target (:mod:`nt_triton.gpu_check`); ``0``
+  turns that off (default on).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and auto-tuning uses a stand-in benchmarker.
 """
@@ -34,6 +37,12 @@ def cache_dir() -> Path:
 def cache_dir_is_configured() -> bool:
     """Whether ``NINETOOTHED_CACHE_DIR`` names the cache directory (no fallback then)."""
     return bool(os.environ.get("NINETOOTHED_CACHE_DIR"))
+
+
+def gpu_check() -> bool:
+    """Whether ``make`` checks, under the interpreter, that kernels compile for a GPU."""
+    configured = os.environ.get("NINETOOTHED_GPU_CHECK", "").strip().lower()
+    return configured not in ("0", "false", "off", "no")
 
 
 def max_num_configs() -> int:
