@@ -56,7 +56,12 @@ def derive(tensors: Sequence[Tensor]) -> tuple[Agreement, ...]:
     labels: dict[str, str] = {}
     for position, arranged in enumerate(tensors):
         for dim, index in enumerate(_shared_indices(arranged, labels)):
-            if isinstance(index, Symbol) and any(n.startswith(_SHARED) for n in index.names()):
+            # Only indices that walk the dimension (a program index or a subscript
+            # in them) tie sizes: a tile alone may read part of a dimension by
+            # design (a floor-mode tile whose count is a literal 1).
+            if isinstance(index, Symbol) and any(
+                n.startswith((_SHARED + "program_", _SHARED + "subscript_")) for n in index.names()
+            ):
                 groups.setdefault(str(index), []).append((position, dim))
     return tuple(
         Agreement(tuple(dims), _readable(key, labels))

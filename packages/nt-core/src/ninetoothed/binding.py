@@ -20,6 +20,9 @@ from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck
 from ninetoothed.symbol import is_power_of_two
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The integers a kernel's scalar parameters can take."""
+
 
 class BoundCall(NamedTuple):
     """A validated call: per-tensor descriptions and every keyword value."""
@@ -158,10 +161,16 @@ def _scalar(
             f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), "
             f"got a {framework} tensor; pass a Python number"
         )
-    if not isinstance(argument, (int, float, bool)) and argument is not None:
+    if not isinstance(argument, (int, float, bool)):
         raise LaunchError(
             f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), got "
             f"{type(argument).__name__} {argument!r}"
+            + ("; pass a number (None only for a value fixed at make)" if argument is None else "")
+        )
+    if isinstance(argument, int) and not INT64_MIN <= argument <= INT64_MAX:
+        raise LaunchError(
+            f"{spec.name}: parameter {check.name!r} is {argument}, which does not fit in 64 "
+            f"bits (kernels take integers from {INT64_MIN} to {INT64_MAX})"
         )
     return argument
 
@@ -180,6 +189,11 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             raise LaunchError(
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
+            )
+        if (kind == "meta" or name in spec.tile_symbols) and (type(value) is not int or value <= 0):
+            raise LaunchError(
+                f"{spec.name}: {kind} symbol {name!r} is a tile size and takes a positive int, "
+                f"got {type(value).__name__} {value!r}"
             )
         if kind == "meta" and not is_power_of_two(value):
             raise LaunchError(

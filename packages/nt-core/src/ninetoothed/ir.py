@@ -103,6 +103,18 @@ class KernelSpec:
         return derive_agreements([p.arranged for p in self.tensor_parameters])
 
     @cached_property
+    def tile_symbols(self) -> frozenset[str]:
+        """Symbols the caller gives that are tile sizes (a level's size below the grid)."""
+        given = self.constexpr_symbols.keys() | self.runtime_symbols.keys()
+        return frozenset(
+            str(size)
+            for parameter in self.tensor_parameters
+            for level in parameter.arranged.levels()[1:]
+            for size in level.shape
+            if isinstance(size, Symbol) and str(size) in given
+        )
+
+    @cached_property
     def symbol_kinds(self) -> dict[str, str]:
         """``"meta"``, ``"constexpr"`` or ``"runtime"`` for each symbol a call may give."""
         return {

@@ -110,6 +110,17 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             limits.append(f"({extent}) > {INT32_LIMIT} or {elements} > {INDEX_LIMIT}")
     flag = " or ".join(limits) or "False"
     lines.append(f"    {n.INT64_FLAG} = {flag}")
+    # An output whose elements overlap (stride 0 over more than one element, as
+    # from expand) would be written by several programs at once: torch refuses
+    # such writes, so do we.
+    for parameter in tensors:
+        if parameter.name in generated.outputs and parameter.source.ndim:
+            overlap = " or ".join(
+                f"({n.stride(parameter.name, d)} == 0 and {n.size(parameter.name, d)} > 1)"
+                for d in range(parameter.source.ndim)
+            )
+            lines.append(f"    if {overlap}:")
+            lines.append(f"        {n.OVERLAP}({parameter.name!r}, {n.HOST_TENSORS})")
     for padded in signature.of_kind(ParameterKind.PADDED_SIZE):
         lines.append(f"    {padded.name} = {n.NEXT_POWER_OF_TWO}({padded.expression})")
     return lines
@@ -164,6 +175,15 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
             f"fit the arrangement together ({described(tensors)})"
         )
 
+    def overlap(name: str, tensors: Sequence[TensorInfo]) -> None:
+        info = tensors[[p.name for p in spec.tensor_parameters].index(name)]
+        raise LaunchError(
+            f"{spec.name}: the output {name!r} (shape {tuple(info.shape)}, strides "
+            f"{tuple(info.strides)}) has stride 0 along a dimension of more than one element, "
+            "so its elements overlap and would be written at once; pass a tensor that owns "
+            "its elements (e.g. .contiguous())"
+        )
+
     def unmet(message: str, value: int, tensors: Sequence[TensorInfo]) -> None:
         raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described(tensors)}")
 
@@ -171,6 +191,7 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.NEXT_POWER_OF_TWO: next_power_of_two,
         n.MISMATCH: mismatch,
         n.UNMET: unmet,
+        n.OVERLAP: overlap,
         n.PIN: _pinning(spec, signature),
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,
