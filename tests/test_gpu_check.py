@@ -41,6 +41,14 @@ def condition_on_a_tile(x, y):
         y = x  # noqa: F841
 
 
+def undefined_name(x, y):
+    y = not_defined_anywhere + x  # noqa: F821, F841
+
+
+def unknown_language_function(x, y):
+    y = ntl.no_such_function(x)  # noqa: F841
+
+
 def integers_only(x, y):
     y = (x >> 1) & 3  # noqa: F841
 
@@ -54,6 +62,9 @@ REFUSED = {
     "dict": (dictionary, "Dict|dict"),
     "try": (try_statement, "Try|try"),
     "condition on a tile": (condition_on_a_tile, "ambiguous|scalar|condition|block"),
+    # Refused at make with the generated line (the interpreter would fail only when run).
+    "undefined name": (undefined_name, "not_defined_anywhere is not defined"),
+    "unknown ntl function": (unknown_language_function, "has no attribute 'no_such_function'"),
 }
 
 
