@@ -4,19 +4,24 @@ Every framework adapter runs the same checks, so they live here: argument
 count, which arguments are tensors and which scalars, ranks, declared sizes
 and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
 arguments that give constexpr and run-time symbols (or pin meta symbols,
-skipping auto-tuning).
+skipping auto-tuning), and the source sizes the arrangement ties together
+(:mod:`ninetoothed.agreement`, derived once per kernel).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
+from ninetoothed.agreement import Agreement
 from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck
 from ninetoothed.symbol import is_power_of_two
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The integers a kernel's scalar parameters can take."""
 
 
 class BoundCall(NamedTuple):
@@ -105,9 +110,35 @@ def bind_call(
         tensors.append(info)
         tensor_arguments.append(argument)
 
+    for agreement in spec.agreements:
+        first, first_dim = agreement.dims[0]
+        size = tensors[first].shape[first_dim]
+        for other, dim in agreement.dims[1:]:
+            if tensors[other].shape[dim] != size:
+                _disagree(spec, agreement, tensors, (first, first_dim), (other, dim))
     if kwargs or spec.required_symbols:
         _bind_keywords(spec, kwargs, scalars)
     return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
+
+
+def _disagree(
+    spec: KernelSpec,
+    agreement: Agreement,
+    tensors: list[TensorInfo],
+    left: tuple[int, int],
+    right: tuple[int, int],
+) -> NoReturn:
+    """Raise the error for two source sizes that the arrangement ties but differ."""
+    names = [p.name for p in spec.tensor_parameters]
+    described = [
+        f"{names[i]!r} (shape {tuple(tensors[i].shape)}, dimension {d}: {tensors[i].shape[d]})"
+        for i, d in (left, right)
+    ]
+    raise LaunchError(
+        f"{spec.name}: {described[0]} and {described[1]} must have the same size: the "
+        f"arrangement reads both at the same index ({agreement.index}), so where one ends "
+        "the other would be masked and the result silently wrong"
+    )
 
 
 def _scalar(
@@ -130,10 +161,16 @@ def _scalar(
             f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), "
             f"got a {framework} tensor; pass a Python number"
         )
-    if not isinstance(argument, (int, float, bool)) and argument is not None:
+    if not isinstance(argument, (int, float, bool)):
         raise LaunchError(
             f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), got "
             f"{type(argument).__name__} {argument!r}"
+            + ("; pass a number (None only for a value fixed at make)" if argument is None else "")
+        )
+    if isinstance(argument, int) and not INT64_MIN <= argument <= INT64_MAX:
+        raise LaunchError(
+            f"{spec.name}: parameter {check.name!r} is {argument}, which does not fit in 64 "
+            f"bits (kernels take integers from {INT64_MIN} to {INT64_MAX})"
         )
     return argument
 
@@ -152,6 +189,11 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             raise LaunchError(
                 f"{spec.name}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
+            )
+        if (kind == "meta" or name in spec.tile_symbols) and (type(value) is not int or value <= 0):
+            raise LaunchError(
+                f"{spec.name}: {kind} symbol {name!r} is a tile size and takes a positive int, "
+                f"got {type(value).__name__} {value!r}"
             )
         if kind == "meta" and not is_power_of_two(value):
             raise LaunchError(

@@ -138,6 +138,14 @@ def triton_name(dtype: str) -> str:
     return _TRITON_LANGUAGE_NAMES[dtype]
 
 
+def triton_type_name(dtype: str) -> str:
+    """Triton's name of a canonical dtype in kernel signatures (``"int32"`` -> ``"i32"``)."""
+    return _TRITON_TYPE_NAMES[dtype]
+
+
+_TRITON_TYPE_NAMES: dict[str, str] = {row[0]: row[2] for row in _TABLE}
+
+
 def _spellings(dtype: Any) -> list[str]:
     """The names ``dtype`` may go by, most specific first."""
     spellings = []

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ninetoothed.agreement import Agreement
+from ninetoothed.agreement import derive as derive_agreements
 from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
 from ninetoothed.mapping import VARIABLE_PREFIX
@@ -94,6 +96,23 @@ class KernelSpec:
                 )
             )
         return tuple(checks)
+
+    @cached_property
+    def agreements(self) -> tuple[Agreement, ...]:
+        """Source sizes of different tensor parameters that must be equal (computed once)."""
+        return derive_agreements([p.arranged for p in self.tensor_parameters])
+
+    @cached_property
+    def tile_symbols(self) -> frozenset[str]:
+        """Symbols the caller gives that are tile sizes (a level's size below the grid)."""
+        given = self.constexpr_symbols.keys() | self.runtime_symbols.keys()
+        return frozenset(
+            str(size)
+            for parameter in self.tensor_parameters
+            for level in parameter.arranged.levels()[1:]
+            for size in level.shape
+            if isinstance(size, Symbol) and str(size) in given
+        )
 
     @cached_property
     def symbol_kinds(self) -> dict[str, str]:

@@ -4,7 +4,8 @@ Generation runs the stages once per kernel, each on the previous one's
 output: code generation (:func:`nt_triton.codegen.generate`), the tuning
 space (:func:`nt_triton.tuning.configurations`), host code
 (:func:`nt_triton.host.host_source`); then the source file is written to the
-cache, in one piece, and loaded.
+cache, in one piece, and loaded; under the interpreter the kernel's front end
+is also compiled for a GPU target (:mod:`nt_triton.gpu_check`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ninetoothed.ir import KernelSpec
-from nt_triton import cache, codegen, tuning
+from nt_triton import cache, codegen, gpu_check, knobs, tuning
 from nt_triton.codegen import GeneratedSource
 from nt_triton.host import host_source
 from nt_triton.kernel import TritonKernel
@@ -32,7 +33,12 @@ class TritonBackend:
         host = host_source(spec, generated)
         text = file_text(spec, generated, configurations, host)
         path = cache.store(text, generated.kernel_name)
-        return TritonKernel(spec, generated, configurations, host, text, path)
+        kernel = TritonKernel(spec, generated, configurations, host, text, path)
+        if knobs.interpreting() and knobs.gpu_check():
+            # The interpreter runs code a GPU compiler rejects: say so at make.
+            meta = dict(configurations[0].kwargs()) if configurations else {}
+            gpu_check.check(spec, kernel.function, generated.signature, meta)
+        return kernel
 
 
 def file_text(

@@ -27,6 +27,10 @@ from nt_triton.codegen import naming as n
 
 INT32_LIMIT = 2**31 - 1
 
+INDEX_LIMIT = 2**30
+"""The most elements a tensor may have for 32-bit indices: any index into it,
+flattened or not, plus the padding of a tile (far below 2^30) stays in int32."""
+
 Grid = tuple[int, ...] | Callable[[Mapping[str, int]], tuple[int, ...]]
 """A launch grid, or (auto-tuned kernels) a function of the meta values."""
 
@@ -91,17 +95,32 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     given = signature.of_kind(ParameterKind.SCALAR) + signature.of_kind(ParameterKind.SYMBOL)
     for value in given:
         lines.append(f"    {value.name} = {n.HOST_SCALARS}[{value.name!r}]")
-    # 64-bit offsets only where some tensor's largest offset needs them.
-    extents = []
+    # 64 bits only where some tensor needs them: its largest offset (the extent,
+    # not the largest stride: offsets add up over dimensions) exceeds int32, or an
+    # index into it (grid index * tile + arange, flattened ones too) may.
+    limits = []
     for parameter in tensors:
-        terms = " + ".join(
+        dims = range(parameter.source.ndim)
+        extent = " + ".join(
             f"(max({n.size(parameter.name, d)}, 1) - 1) * abs({n.stride(parameter.name, d)})"
-            for d in range(parameter.source.ndim)
+            for d in dims
         )
-        if terms:
-            extents.append(f"({terms})")
-    flag = " or ".join(f"{extent} > {INT32_LIMIT}" for extent in extents) or "False"
+        elements = " * ".join(n.size(parameter.name, d) for d in dims)
+        if extent:
+            limits.append(f"({extent}) > {INT32_LIMIT} or {elements} > {INDEX_LIMIT}")
+    flag = " or ".join(limits) or "False"
     lines.append(f"    {n.INT64_FLAG} = {flag}")
+    # An output whose elements overlap (stride 0 over more than one element, as
+    # from expand) would be written by several programs at once: torch refuses
+    # such writes, so do we.
+    for parameter in tensors:
+        if parameter.name in generated.outputs and parameter.source.ndim:
+            overlap = " or ".join(
+                f"({n.stride(parameter.name, d)} == 0 and {n.size(parameter.name, d)} > 1)"
+                for d in range(parameter.source.ndim)
+            )
+            lines.append(f"    if {overlap}:")
+            lines.append(f"        {n.OVERLAP}({parameter.name!r}, {n.HOST_TENSORS})")
     for padded in signature.of_kind(ParameterKind.PADDED_SIZE):
         lines.append(f"    {padded.name} = {n.NEXT_POWER_OF_TWO}({padded.expression})")
     return lines
@@ -156,6 +175,15 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
             f"fit the arrangement together ({described(tensors)})"
         )
 
+    def overlap(name: str, tensors: Sequence[TensorInfo]) -> None:
+        info = tensors[[p.name for p in spec.tensor_parameters].index(name)]
+        raise LaunchError(
+            f"{spec.name}: the output {name!r} (shape {tuple(info.shape)}, strides "
+            f"{tuple(info.strides)}) has stride 0 along a dimension of more than one element, "
+            "so its elements overlap and would be written at once; pass a tensor that owns "
+            "its elements (e.g. .contiguous())"
+        )
+
     def unmet(message: str, value: int, tensors: Sequence[TensorInfo]) -> None:
         raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described(tensors)}")
 
@@ -163,6 +191,7 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.NEXT_POWER_OF_TWO: next_power_of_two,
         n.MISMATCH: mismatch,
         n.UNMET: unmet,
+        n.OVERLAP: overlap,
         n.PIN: _pinning(spec, signature),
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,

@@ -1,7 +1,10 @@
 """Every environment knob nt-triton reads, in one place.
 
 * ``NINETOOTHED_CACHE_DIR``: where generated sources live (default
-  ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``).
+  ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``; ``~`` is
+  expanded).  When the default cannot be written, :mod:`nt_triton.cache`
+  falls back to a per-user temporary directory with a warning; a directory
+  set here that cannot be written is an error.
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
   per kernel (default 32 on a GPU, 2 under Triton's interpreter).
 * ``NINETOOTHED_TUNING``: ``on`` (default: tune on a call's first use of a
@@ -15,6 +18,9 @@
 * ``NINETOOTHED_COMPILE_WORKERS``: worker processes that compile while tuning
   (default: CPUs - 1, at most 16; ``0`` compiles in the calling process, in
   threads, without a budget).
+* ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
+  kernel's front end for a GPU target (:mod:`nt_triton.gpu_check`); ``0``
+  turns that off (default on).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -32,12 +38,23 @@ def interpreting() -> bool:
 
 
 def cache_dir() -> Path:
-    """The directory for generated sources."""
+    """The directory for generated sources (``~`` expanded)."""
     configured = os.environ.get("NINETOOTHED_CACHE_DIR")
     if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ninetoothed"
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "ninetoothed"
+
+
+def cache_dir_is_configured() -> bool:
+    """Whether ``NINETOOTHED_CACHE_DIR`` names the cache directory (no fallback then)."""
+    return bool(os.environ.get("NINETOOTHED_CACHE_DIR"))
+
+
+def gpu_check() -> bool:
+    """Whether ``make`` checks, under the interpreter, that kernels compile for a GPU."""
+    configured = os.environ.get("NINETOOTHED_GPU_CHECK", "").strip().lower()
+    return configured not in ("0", "false", "off", "no")
 
 
 def max_num_configs() -> int:

@@ -41,7 +41,7 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     return GeneratedSource(
         name=spec.name,
         kernel_name=naming.kernel(spec.name),
-        source=_module_text(context, signature, prologue + _widening(signature), body),
+        source=_module_text(context, signature, _widening(signature) + prologue, body),
         signature=signature,
         grid=context.grid,
         shape_checks=shape_checks,
@@ -59,6 +59,10 @@ def _prologue(context: Context) -> list[str]:
     grid = context.grid
     if grid and any(not _is_one(g) for g in grid):
         prologue.append(f"{naming.PROGRAM_ID} = tl.program_id(0)")
+        # Grid index * tile size + arange exceeds int32 for dimensions (or flattened
+        # indices) of 2^31 elements: under the 64-bit flag, indices start 64-bit.
+        prologue.append(f"if {naming.INT64_FLAG}:")
+        prologue.append(f"    {naming.PROGRAM_ID} = tl.cast({naming.PROGRAM_ID}, tl.int64)")
         inner: SymbolLike = 1
         decomposition = []
         for dim in range(len(grid) - 1, -1, -1):
@@ -120,11 +124,20 @@ def _signature(context: Context) -> KernelSignature:
 
 
 def _widening(signature: KernelSignature) -> list[str]:
-    """Strides cast to 64 bits when the host sets the 64-bit flag."""
-    strides = [p.name for p in signature.of_kind(ParameterKind.STRIDE)]
-    if not strides:
+    """Sizes and strides cast to 64 bits when the host sets the 64-bit flag.
+
+    Every index the kernel computes is built from the program index (widened
+    in the prologue), sizes, strides, aranges and loop variables over ranges
+    of sizes, so with these 64-bit no index or offset is computed in int32.
+    """
+    widened = [
+        p.name
+        for p in signature.of_kind(ParameterKind.SIZE) + signature.of_kind(ParameterKind.STRIDE)
+        if not p.constexpr
+    ]
+    if not widened:
         return []
-    return [f"if {naming.INT64_FLAG}:"] + [f"    {n} = tl.cast({n}, tl.int64)" for n in strides]
+    return [f"if {naming.INT64_FLAG}:"] + [f"    {n} = tl.cast({n}, tl.int64)" for n in widened]
 
 
 def _launch_checks(

@@ -141,6 +141,7 @@ def grid_size(dim: int) -> str:
 
 MISMATCH = f"{PREFIX}mismatch"
 UNMET = f"{PREFIX}unmet"
+OVERLAP = f"{PREFIX}overlap"
 NEXT_POWER_OF_TWO = "next_power_of_two"
 PIN = f"{PREFIX}pinned"
 """Functions the host code calls (raising launch errors; padding sizes; pinned meta values)."""

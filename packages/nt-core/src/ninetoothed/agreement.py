@@ -1,0 +1,122 @@
+"""Which source sizes of different parameters must agree, derived from the arrangement.
+
+Only the outermost shapes of the arranged tensors are the launch grid and are
+compared directly; sizes deeper down that must agree were never checked, so
+mismatched tensors ran and returned garbage (a vector add of 1000 and 999
+elements, a matmul ``(70, 50) @ (40, 90)``, an output shorter than its input).
+
+The rule derived here: resolve each source dimension's index through the
+arrangement's bindings, with the variables the kernel shares between
+parameters replaced by shared names —
+
+* the outermost level's variable at position ``i``: the program index ``i``;
+* a middle level's variable at depth ``d``, position ``i``: the subscript the
+  application gives there (matmul's ``k`` in ``input[k]`` and ``other[k]``);
+* a tile's variable: its position in the tile among the dimensions of the same
+  size (matmul's ``BLOCK_SIZE_K`` dimension of ``input`` and of ``other``;
+  element-wise tiles position by position).
+
+Two source dimensions whose indices are then the same expression read (or
+write) the same positions for every program, loop step and tile element, so
+their sizes must be equal; otherwise one is masked where the other is not.
+This is computed once per kernel (:attr:`ninetoothed.ir.KernelSpec.agreements`)
+and checked on every call that :func:`ninetoothed.binding.bind_call`
+validates.  Indices that mention a parameter's own sizes (``flatten``, a
+``-1`` tile) never match another parameter's and tie nothing: agreements the
+rule cannot see are listed in ``docs/design.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ninetoothed.simplify import simplify
+from ninetoothed.symbol import Symbol, SymbolLike
+from ninetoothed.tensor import Tensor
+
+_SHARED = "ninetoothed_shared_"
+"""Names standing for what several parameters share (program index, subscript, tile)."""
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Source dimensions, ``(tensor index, dimension)``, that must have one size."""
+
+    dims: tuple[tuple[int, int], ...]
+    """In tensor-parameter order; the first is the one the others are compared with."""
+
+    index: str
+    """The shared index they are read at, for messages."""
+
+
+def derive(tensors: Sequence[Tensor]) -> tuple[Agreement, ...]:
+    """The agreements among the arranged ``tensors`` (tensor parameters, in order)."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    labels: dict[str, str] = {}
+    for position, arranged in enumerate(tensors):
+        for dim, index in enumerate(_shared_indices(arranged, labels)):
+            # Only indices that walk the dimension (a program index or a subscript
+            # in them) tie sizes: a tile alone may read part of a dimension by
+            # design (a floor-mode tile whose count is a literal 1).
+            if isinstance(index, Symbol) and any(
+                n.startswith((_SHARED + "program_", _SHARED + "subscript_")) for n in index.names()
+            ):
+                groups.setdefault(str(index), []).append((position, dim))
+    return tuple(
+        Agreement(tuple(dims), _readable(key, labels))
+        for key, dims in groups.items()
+        if len({position for position, _ in dims}) > 1
+    )
+
+
+def _shared_indices(arranged: Tensor, labels: dict[str, str]) -> list[SymbolLike]:
+    """Per source dimension, its index in terms of the shared names (``labels``
+    receives a readable text for each name)."""
+    levels = arranged.levels()
+    live: dict[str, SymbolLike] = {}
+    for depth, level in enumerate(levels):
+        seen: dict[str, int] = {}
+        for position, dim in enumerate(level.dims):
+            if depth == 0:
+                name, label = f"{_SHARED}program_{position}", f"program_index_{position}"
+            elif depth < len(levels) - 1:
+                name = f"{_SHARED}subscript_{depth}_{position}"
+                label = f"subscript_{position}_at_level_{depth}"
+            else:
+                size = str(dim.size)
+                occurrence = seen.get(size, 0)
+                seen[size] = occurrence + 1
+                name = f"{_SHARED}tile_{_identifier(size)}_{occurrence}"
+                label = f"arange({size})" if occurrence == 0 else f"arange({size})#{occurrence}"
+            live[dim.variable] = Symbol(name)
+            labels[name] = label
+    bindings = arranged.all_bindings()
+    resolved: dict[str, SymbolLike] = dict(live)
+
+    def value_of(variable: str) -> SymbolLike:
+        if variable not in resolved:
+            binding = bindings.get(variable)
+            if binding is None:  # not reachable from the levels: ties nothing
+                return Symbol(f"unresolved_{variable}")
+            expression = binding.expression
+            if isinstance(expression, Symbol):
+                expression = expression.substitute(
+                    {n: value_of(n) for n in expression.names() if n in bindings or n in live}
+                )
+            resolved[variable] = simplify(expression)
+        return resolved[variable]
+
+    return [value_of(variable) for variable in arranged.source.source_variables]
+
+
+def _identifier(text: str) -> str:
+    """``text`` made safe inside a name, keeping distinct texts distinct."""
+    return "".join(c if c.isalnum() else f"_{ord(c):x}_" for c in text)
+
+
+def _readable(key: str, labels: dict[str, str]) -> str:
+    """A shared index for messages: program indices, subscripts and tile positions."""
+    for name in sorted(labels, key=len, reverse=True):
+        key = key.replace(name, labels[name])
+    return key

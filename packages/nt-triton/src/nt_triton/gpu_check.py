@@ -1,0 +1,239 @@
+"""Under the interpreter, check at ``make`` that a kernel also compiles for a GPU.
+
+Triton's interpreter runs the kernel's Python, so list comprehensions,
+``try``, dicts, numpy calls on tiles or ``if tile > c`` give results on the
+CPU and fail only on the GPU machine.  This runs Triton's front end (AST to
+Triton IR, no GPU and no ptxas needed) for a Hopper target on the generated
+kernel, so a CPU-first workflow meets those errors at ``make``.  The front end
+needs types that a kernel only learns from its calls: pointers get their
+declared dtype, else a default, and scalars the default; the defaults tried
+are the first declared dtype, float32, float16 and int32, and only a kernel
+that fails with every one is refused (the first failure is reported).
+``NINETOOTHED_GPU_CHECK=0`` turns the check off (:func:`nt_triton.knobs.gpu_check`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import triton.language as tl
+
+from ninetoothed.dtype import DataType, triton_type_name
+from ninetoothed.errors import CodegenError
+from ninetoothed.ir import KernelSpec
+from nt_triton.abi import KernelSignature, ParameterKind
+
+TARGET = ("cuda", 90, 32)
+"""The GPU target the front end compiles for: Hopper, warps of 32."""
+
+
+def _patched_objects() -> list[Any]:
+    """What Triton's interpreter patches while it runs a kernel (``_patch_lang``)."""
+    core = tl.core
+    names = ("tensor", "dtype", "condition", "tensor_descriptor_base")
+    return [tl, core, tl.math, *(getattr(core, n) for n in names if hasattr(core, n))]
+
+
+def _unpatched(value: Any) -> Any:
+    """``value`` without the interpreter's wrappers around builtins (``member=`` lambdas)."""
+    while (
+        isinstance(value, types.FunctionType)
+        and value.__module__ == "triton.runtime.interpreter"
+        and "member" in (value.__kwdefaults__ or {})
+    ):
+        value = (value.__kwdefaults__ or {})["member"]
+    return value
+
+
+_PRISTINE: dict[int, tuple[Any, dict[str, Any]]] = {
+    id(obj): (obj, {name: _unpatched(value) for name, value in vars(obj).items()})
+    for obj in _patched_objects()
+}
+"""Triton's language as imported (before any kernel was interpreted).
+
+Triton's interpreter patches ``triton.language`` while a kernel runs and
+restores it afterwards, except that a kernel calling a ``@triton.jit`` helper
+(``tl.sigmoid``) restores the wrong values and leaves builtins patched: the
+front end must see these instead."""
+
+
+@contextlib.contextmanager
+def _pristine_language() -> Iterator[None]:
+    """Triton's language as imported, for the duration of the block."""
+    changed: list[tuple[Any, str, Any]] = []
+    try:
+        for obj, pristine in _PRISTINE.values():
+            for name, value in pristine.items():
+                current = vars(obj).get(name, _PRISTINE)
+                if current is not value:
+                    changed.append((obj, name, current))
+                    setattr(obj, name, value)
+        yield
+    finally:
+        for obj, name, value in reversed(changed):
+            if value is _PRISTINE:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+
+
+_MADE: dict[Any, Any] = {}
+"""Compilable copies already made (Triton's own library is converted once per process)."""
+
+PLACEHOLDER_CONSTANT = 16
+"""Value for constexpr symbols the caller gives (a power of two, as tiles need)."""
+
+
+def check(
+    spec: KernelSpec, function: Any, signature: KernelSignature, meta: dict[str, Any]
+) -> None:
+    """Raise :class:`CodegenError` unless the kernel's front end compiles for a GPU.
+
+    ``function`` is the interpreted ``@triton.jit`` kernel; ``meta`` the first
+    tuning configuration's values (tile sizes).
+    """
+    jit_function = _compilable(function, _MADE)
+    first_error: Exception | None = None
+    for default in _defaults(spec):
+        try:
+            _front_end(jit_function, *_types(spec, signature, meta, default))
+            return
+        except Exception as error:  # any front-end failure; the first is reported
+            first_error = first_error or error
+    raise CodegenError(
+        f"{spec.name}: the kernel runs under Triton's interpreter but does not compile for a "
+        f"GPU (lists, dicts, try, numpy calls on tiles and Python conditions on tiles are "
+        f"interpreter-only): {_message(first_error)}\n(NINETOOTHED_GPU_CHECK=0 skips this check)"
+    ) from first_error
+
+
+def _defaults(spec: KernelSpec) -> list[str]:
+    """Element types to try for what the kernel does not declare: a declared one
+    first (mixed kernels), then float32, float16 and int32."""
+    declared = [
+        triton_type_name(p.source.dtype.name)
+        for p in spec.parameters
+        if isinstance(p.source.dtype, DataType)
+    ]
+    return list(dict.fromkeys([*declared[:1], "fp32", "fp16", "i32"]))
+
+
+def _types(
+    spec: KernelSpec, signature: KernelSignature, meta: dict[str, Any], default: str
+) -> tuple[dict[str, str], dict[tuple[int, ...], Any]]:
+    """Triton's signature and constants for the kernel, with ``default`` where unknown."""
+    tensors = spec.tensor_parameters
+    types_: dict[str, str] = {}
+    constants: dict[tuple[int, ...], Any] = {}
+    for index, parameter in enumerate(signature):
+        name, kind = parameter.name, parameter.kind
+        if parameter.constexpr:
+            types_[name] = "constexpr"
+            if kind is ParameterKind.INT64_FLAG:
+                constants[(index,)] = False
+            else:
+                constants[(index,)] = meta.get(name, PLACEHOLDER_CONSTANT)
+        elif kind is ParameterKind.POINTER:
+            assert parameter.tensor_index is not None
+            declared = tensors[parameter.tensor_index].source.dtype
+            element = triton_type_name(declared.name) if isinstance(declared, DataType) else default
+            types_[name] = "*" + element
+        elif kind is ParameterKind.SCALAR:
+            types_[name] = default
+        else:
+            types_[name] = "i32"
+    return types_, constants
+
+
+def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, Any]) -> None:
+    """Triton IR for ``function`` (raises what the front end raises)."""
+    import triton
+    import triton.compiler.code_generator  # noqa: F401  (imported while interpreting)
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+
+    target = GPUTarget(*TARGET)
+    backend = make_backend(target)
+    with warnings.catch_warnings():  # Triton 3.9 warns about an unset fp-fusion default
+        warnings.simplefilter("ignore")
+        options = backend.parse_options({})
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    source = ASTSource(function, signature, constants)
+    # Triton's language helpers behave differently while interpreting (constexpr
+    # functions return bare values): compile as the GPU would, then restore.
+    with triton.knobs.runtime.scope(), _pristine_language():
+        triton.knobs.runtime.interpret = False
+        source.make_ir(
+            target,
+            options,
+            backend.get_codegen_implementation(options),
+            backend.get_module_map(),
+            context,
+        )
+
+
+def _compilable(function: Any, made: dict[Any, Any]) -> Any:
+    """A ``JITFunction`` for an interpreted ``@triton.jit`` function.
+
+    While interpreting, every ``@triton.jit`` function (the kernel, its helpers,
+    ``tl.sum`` and the rest of Triton's own library) is an interpreted one,
+    which the front end cannot call: the copy's globals see Triton's modules
+    through :class:`_CompilableModule` and helpers converted the same way.
+    """
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    python = function.fn if isinstance(function, InterpretedFunction) else function
+    if python in made:
+        return made[python]
+    namespace = dict(python.__globals__)
+    copy = types.FunctionType(
+        python.__code__, namespace, python.__name__, python.__defaults__, python.__closure__
+    )
+    copy.__qualname__, copy.__module__ = python.__qualname__, python.__module__
+    made[python] = result = JITFunction(copy)
+    for key, value in list(namespace.items()):
+        namespace[key] = _converted(value, made)
+    return result
+
+
+def _converted(value: Any, made: dict[Any, Any]) -> Any:
+    """``value`` as the front end needs it (interpreted functions and Triton's modules)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    if isinstance(value, InterpretedFunction):
+        return _compilable(value, made)
+    if isinstance(value, types.ModuleType) and value.__name__.startswith("triton.language"):
+        return _compilable_module(value, made)
+    return value
+
+
+def _compilable_module(module: types.ModuleType, made: dict[Any, Any]) -> types.ModuleType:
+    """A view of one of Triton's modules whose interpreted functions are compilable.
+
+    A plain module object (the front end accepts no other global) that looks
+    attributes up lazily through a module ``__getattr__`` (PEP 562).
+    """
+    key = ("module", module.__name__)
+    if key not in made:
+        view = types.ModuleType(module.__name__, module.__doc__)
+
+        def lookup(name: str) -> Any:
+            return _converted(getattr(module, name), made)
+
+        view.__getattr__ = lookup  # type: ignore[method-assign]
+        made[key] = view
+    return made[key]  # type: ignore[no-any-return]
+
+
+def _message(error: BaseException | None) -> str:
+    """The front end's error, shortened to its first lines."""
+    text = str(error).strip() or type(error).__name__
+    return "\n".join(text.splitlines()[-12:])

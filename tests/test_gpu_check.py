@@ -1,0 +1,89 @@
+"""Under the interpreter, ``make`` refuses kernels that would not compile for a GPU.
+
+Triton's interpreter runs these applications and returns results; the GPU
+compiler rejects them.  Each is refused at ``make`` naming the construct,
+unless ``NINETOOTHED_GPU_CHECK=0``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Tensor
+from ninetoothed.errors import CodegenError
+
+pytestmark = pytest.mark.interpreter_only
+
+
+def arrangement(x, y):
+    return x.tile((4,)), y.tile((4,))
+
+
+def list_comprehension(x, y):
+    y = [x for _ in range(2)][0]  # noqa: F841
+
+
+def dictionary(x, y):
+    y = {"value": x}["value"]  # noqa: F841
+
+
+def try_statement(x, y):
+    try:
+        y = x  # noqa: F841
+    except ValueError:
+        pass
+
+
+def condition_on_a_tile(x, y):
+    if x > 0:
+        y = x  # noqa: F841
+
+
+def undefined_name(x, y):
+    y = not_defined_anywhere + x  # noqa: F821, F841
+
+
+def unknown_language_function(x, y):
+    y = ntl.no_such_function(x)  # noqa: F841
+
+
+def integers_only(x, y):
+    y = (x >> 1) & 3  # noqa: F841
+
+
+def floats(x, y):
+    y = ntl.exp(x) + ntl.sum(x)  # noqa: F841
+
+
+REFUSED = {
+    "list comprehension": (list_comprehension, "comprehension"),
+    "dict": (dictionary, "Dict|dict"),
+    "try": (try_statement, "Try|try"),
+    "condition on a tile": (condition_on_a_tile, "ambiguous|scalar|condition|block"),
+    # Refused at make with the generated line (the interpreter would fail only when run).
+    "undefined name": (undefined_name, "not_defined_anywhere is not defined"),
+    "unknown ntl function": (unknown_language_function, "has no attribute 'no_such_function'"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_interpreter_only_code_is_refused_at_make(case, monkeypatch):
+    monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
+    application, construct = REFUSED[case]
+    with pytest.raises(CodegenError, match=f"(?s)does not compile for a GPU.*({construct})"):
+        ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_knob_turns_the_check_off(case, monkeypatch):
+    monkeypatch.setenv("NINETOOTHED_GPU_CHECK", "0")
+    application, _ = REFUSED[case]
+    ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+
+
+@pytest.mark.parametrize("application", [integers_only, floats])
+def test_kernels_that_compile_pass(application, monkeypatch):
+    monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
+    ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
