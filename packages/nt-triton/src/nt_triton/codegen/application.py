@@ -180,7 +180,9 @@ class ApplicationRewriter(ast.NodeTransformer):
             return self.load(value)
         if isinstance(value, tuple) and not isinstance(value, ast.AST):
             if value and value[0] == descriptions.OFFSETS:
-                raise CodegenError(f"{self.spec.name}: offsets must be called: x.offsets(dim)")
+                raise CodegenError(
+                    f"{self.spec.name}: offsets must be called: x.offsets(dim) or x.offsets()"
+                )
             return ast.Tuple(list(value), ast.Load())
         if isinstance(value, ElementType):
             return descriptions.element_type(self.context, value)
@@ -255,10 +257,12 @@ class ApplicationRewriter(ast.NodeTransformer):
         if isinstance(node.func, ast.Attribute) and node.func.attr == descriptions.OFFSETS:
             base = self.value(node.func.value)
             if isinstance(base, View):
-                if len(node.args) != 1 or node.keywords:
-                    raise CodegenError(f"{self.spec.name}: offsets takes one argument, the dim")
-                dim = constant_int(node.args[0])
-                if dim is None:
+                if len(node.args) > 1 or node.keywords:
+                    raise CodegenError(
+                        f"{self.spec.name}: offsets takes at most one argument, the dim"
+                    )
+                dim = constant_int(node.args[0]) if node.args else None
+                if node.args and dim is None:
                     raise CodegenError(f"{self.spec.name}: offsets(dim) needs an integer constant")
                 return memory.offsets(self.context, base, dim)
         folded = fold_builtin_call(node, self.local)
