@@ -419,6 +419,8 @@ class Tensor:
         """Pad dimension ``i`` with ``padding[i] = (before, after)`` virtual elements.
 
         Padded elements read the tensor's ``other`` value and are not stored.
+        A negative amount crops that many elements instead, as in
+        ``torch.nn.functional.pad``.
         """
         padding = as_sequence(padding, "pad", "padding")
         self._check_length(padding, "pad", "padding")
@@ -431,12 +433,18 @@ class Tensor:
                     f"pair, got {pair!r}"
                 )
             before, after = pair
-            check_size(before, "padding", index)
-            check_size(after, "padding", index)
+            check_size(before, "padding", index, negative=True)
+            check_size(after, "padding", index, negative=True)
             if is_literal(before, 0) and is_literal(after, 0):
                 dims.append(dim)
                 continue
-            new = Dim(fresh_variable(), dim.size + before + after)
+            size = dim.size + before + after
+            if isinstance(size, int) and size < 0:
+                raise MetaOperationError(
+                    f"pad on {self._source.name}: padding[{index}] = {pair!r} crops more than "
+                    f"the {dim.size} elements of dimension {index}"
+                )
+            new = Dim(fresh_variable(), size)
             bindings[dim.variable] = Binding(
                 Symbol(new.variable) - before, dim.size, may_be_negative=True
             )
@@ -448,6 +456,24 @@ class Tensor:
         bindings = dict(self._bindings)
         dims = index_level(self._source.name, self._dims, key, bindings)
         return self._derive(dims, bindings, self._dtype)
+
+    def one_element_per_program(self) -> Tensor:
+        """This single-level tensor as the grid over a tile of one element.
+
+        An arrangement may hand a parameter to the application untiled
+        (``return x, y``, or ``x[1:]``): then each program gets one element,
+        the launch grid being the tensor's shape.  The result has this level's
+        dimensions as its outermost level and a zero-dimensional level below.
+        """
+        if self.is_hierarchical():
+            raise MetaOperationError(
+                f"{self._source.name} is already tiled; only a single-level tensor is one "
+                "element per program"
+            )
+        element = self._derive((), dict(self._bindings), self._dtype)
+        grid = self._derive(self._dims, dict(self._bindings), element)
+        grid._requirements = self.all_requirements()
+        return grid
 
     # --------------------------------------------------------------- helpers
     def _derive(self, dims: tuple[Dim, ...], bindings: dict[str, Binding], dtype: Any) -> Tensor:
