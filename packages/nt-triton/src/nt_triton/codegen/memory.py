@@ -4,7 +4,9 @@ A tile's pointers are the parameter's pointer plus ``sum(index * stride)``
 over the source dimensions (see :mod:`addressing`), broadcast to the tile's
 shape when some dimension's index does not vary; the mask is the conjunction
 of the addressing's terms.  Masked loads read the source tensor's ``other``
-value, or 0 when it gives none.
+value; when it gives none, no ``other`` is passed and Triton fills the masked
+lanes with zeros of the tile's own type (an ``other=0`` literal is an int32
+that Triton cannot cast to float8 types).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def load(context: Context, view: View, where: PointersAndMask | None = None) -> 
     if mask is not None:
         keywords.append(ast.keyword("mask", mask))
         other = view.parameter.source.other
-        keywords.append(ast.keyword("other", ast.Constant(0 if other is None else other)))
+        if other is not None:
+            keywords.append(ast.keyword("other", ast.Constant(other)))
     return call("tl.load", [pointers], keywords)
 
 
