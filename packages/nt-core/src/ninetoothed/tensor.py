@@ -142,6 +142,27 @@ class Tensor:
         """The sizes of this level's dimensions."""
         return tuple(dim.size for dim in self._dims)
 
+    @shape.setter
+    def shape(self, sizes: Sequence[SymbolLike]) -> None:
+        """Replace this level's sizes, as upstream allows, and nothing else.
+
+        The grid (outermost level), the tile's extent (innermost) and the
+        range of each index follow the new sizes, while the bindings to the
+        source stay: ``t = x.tile((8,)); t.dtype.shape = (4,)`` reads the
+        first 4 elements of every 8.  A source tensor's sizes are the
+        arguments' and cannot be replaced.
+        """
+        if self._source is self:
+            raise MetaOperationError(
+                f"the shape of the source tensor {self.name} is its argument's; give sizes "
+                "when making it (Tensor(shape=...)) or set the shape of an arranged level"
+            )
+        sizes = as_sequence(sizes, "shape", "sizes")
+        self._check_length(sizes, "shape", "sizes")
+        for index, size in enumerate(sizes):
+            check_size(size, "shape", index)
+        self._dims = tuple(Dim(dim.variable, size) for dim, size in zip(self._dims, sizes))
+
     @property
     def ndim(self) -> int:
         """The number of dimensions of this level."""
@@ -305,20 +326,34 @@ class Tensor:
         self._check_length(sizes, operation, "sizes")
         dims: list[Dim] = []
         bindings = dict(self._bindings)
+        requirements = dict(self._requirements)
         for index, (dim, size) in enumerate(zip(self._dims, sizes)):
             if is_minus_one(size) or same_size(size, dim.size):
                 dims.append(dim)
                 continue
             check_size(size, "sizes", index)
-            if not is_literal(dim.size, 1):
+            bound: SymbolLike | None = None
+            if isinstance(dim.size, Symbol):
+                # Upstream defers the check to run time: the size must be 1
+                # there, or 0 (an empty tensor: every element masked).
+                requirements[fresh_requirement_key()] = Requirement(
+                    dim.size,
+                    f"expand on {self._source.name}: dimension {index} must have size 1 "
+                    f"(or 0) to be expanded to {size}",
+                    allowed=(0, 1),
+                )
+                bound = dim.size
+            elif dim.size != 1:
                 raise MetaOperationError(
                     f"expand on {self._source.name}: dimension {index} has size {dim.size}, "
                     f"not 1, so it cannot be expanded to {size}"
                 )
             new = Dim(fresh_variable(), size)
-            bindings[dim.variable] = Binding(0, None)
+            bindings[dim.variable] = Binding(0, bound)
             dims.append(new)
-        return self._derive(tuple(dims), bindings, self._dtype)
+        tensor = self._derive(tuple(dims), bindings, self._dtype)
+        tensor._requirements = requirements
+        return tensor
 
     def squeeze(self, dim: int | Sequence[int]) -> Tensor:
         """Remove the singleton dimension(s) ``dim``."""
