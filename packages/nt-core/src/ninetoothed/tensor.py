@@ -44,6 +44,7 @@ from ninetoothed.checks import (
 )
 from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
+from ninetoothed.jagged import check_jagged_dim
 from ninetoothed.mapping import (
     Binding,
     Dim,
@@ -84,6 +85,7 @@ class Tensor:
         constexpr: bool | None = None,
         value: Any = None,
         strides: Sequence[SymbolLike | None] | None = None,
+        jagged_dim: int | None = None,
     ) -> None:
         ndim = check_rank(ndim, shape)
         if name is not None and not name.isidentifier():
@@ -104,6 +106,7 @@ class Tensor:
         self._bindings: dict[str, Binding] = {}
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
+        self._jagged_dim = check_jagged_dim(jagged_dim, ndim, self.name)
         self.other = other
         self.constexpr = bool(constexpr)
         self.value = value
@@ -162,6 +165,17 @@ class Tensor:
         for index, size in enumerate(sizes):
             check_size(size, "shape", index)
         self._dims = tuple(Dim(dim.variable, size) for dim, size in zip(self._dims, sizes))
+
+    def size(self, dim: int | None = None) -> Any:
+        """Upstream's ``size``: this level's shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return self.shape
+        return self.shape[self._normalize_index(dim, "size")]
+
+    @property
+    def jagged_dim(self) -> int | None:
+        """The source's jagged dimension (``Tensor(jagged_dim=...)``), or ``None``."""
+        return self._source._jagged_dim
 
     @property
     def ndim(self) -> int:
