@@ -214,3 +214,23 @@ def test_a_source_tensors_shape_cannot_be_assigned():
     x = Tensor(1)
     with pytest.raises(ninetoothed.errors.MetaOperationError, match="give sizes when making"):
         x.shape = (4,)
+
+
+@pytest.mark.parametrize("name", ["gather_kernel", "pointer_kernel"])
+def test_the_examples_source_kernels(framework, name):
+    from nt_examples import upstream_style
+
+    x = RNG.standard_normal((37, 21)).astype(np.float32)
+    args = [framework.non_contiguous(x), framework.poisoned((37, 21), "float32")]
+    (y,) = framework.call(getattr(upstream_style, name), args, {}, outputs=[1])
+    np.testing.assert_array_equal(y, x)
+
+
+def test_the_examples_untiled_kernel(framework):
+    from nt_examples import upstream_style
+
+    x = RNG.standard_normal(23).astype(np.float32)
+    args = [framework.from_numpy(x), framework.poisoned((23,), "float32")]
+    (y,) = framework.call(upstream_style.untiled_kernel, args, {}, outputs=[1])
+    np.testing.assert_array_equal(y[:-1], x[1:])
+    assert np.isnan(y[-1])
