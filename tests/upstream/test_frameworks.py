@@ -10,6 +10,7 @@ masked loads of float8 tensors (no ``other=0`` that Triton cannot cast).
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -20,6 +21,9 @@ import ninetoothed.language as ntl
 from ninetoothed import Tensor
 
 RNG = np.random.default_rng()
+
+DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+"""Where the torch-only tests put their tensors (``nox -s gpu`` sets NT_TEST_GPU)."""
 
 
 def unchanged(x, y):
@@ -85,8 +89,8 @@ def _element_strides(x, shape):
 def test_masked_float8_loads_need_no_int_other():
     arrangement = functools.partial(tiles, BLOCK_SIZE_M=4, BLOCK_SIZE_N=8)
     kernel = ninetoothed.make(arrangement, copy, (Tensor(2), Tensor(2)))
-    x = torch.randn(9, 13).to(torch.float8_e5m2)
-    y = torch.full((9, 13), float("nan")).to(torch.float8_e5m2)
+    x = torch.randn(9, 13, device=DEVICE).to(torch.float8_e5m2)
+    y = torch.full((9, 13), float("nan"), device=DEVICE).to(torch.float8_e5m2)
     kernel(x, y)
     torch.testing.assert_close(y.float(), x.float(), rtol=0, atol=0)
 
@@ -178,7 +182,7 @@ def test_expanding_a_size_that_is_one_at_run_time(framework):
 
 def test_expanding_a_size_that_is_not_one_fails_at_launch():
     kernel = ninetoothed.make(row_of_a_matrix, add, (Tensor(2), Tensor(2), Tensor(2)))
-    x, row = torch.randn(13, 19), torch.randn(2, 19)
+    x, row = torch.randn(13, 19, device=DEVICE), torch.randn(2, 19, device=DEVICE)
     pattern = r"expand on .*: dimension 0 must have size 1 \(or 0\).*got 2"
     with pytest.raises(ninetoothed.errors.LaunchError, match=pattern):
         kernel(x, row, torch.empty_like(x))
