@@ -18,7 +18,7 @@ import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Tensor
+from ninetoothed import Symbol, Tensor
 
 RNG = np.random.default_rng()
 
@@ -238,3 +238,24 @@ def test_the_examples_untiled_kernel(framework):
     (y,) = framework.call(upstream_style.untiled_kernel, args, {}, outputs=[1])
     np.testing.assert_array_equal(y[:-1], x[1:])
     assert np.isnan(y[-1])
+
+
+WIDTH = Symbol("WIDTH", constexpr=True)
+
+
+def rows(x, y):
+    return x.tile((1, WIDTH)), y.tile((1, WIDTH))
+
+
+def centre(x, y):
+    # Upstream's x.shape is the declared size (WIDTH), not the padded extent.
+    y = x - ntl.sum(x, 1)[:, None] / x.shape[-1]  # noqa: F841
+
+
+@pytest.mark.parametrize("width", [100, 64, 3])
+def test_a_tiles_shape_is_its_declared_size(framework, width):
+    kernel = ninetoothed.make(rows, centre, (Tensor(2), Tensor(2)))
+    x = RNG.standard_normal((5, width)).astype(np.float32)
+    args = [framework.from_numpy(x), framework.poisoned((5, width), "float32")]
+    (y,) = framework.call(kernel, args, {"WIDTH": width}, outputs=[1])
+    np.testing.assert_allclose(y, x - x.mean(1, keepdims=True), rtol=1e-5, atol=1e-5)
