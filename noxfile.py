@@ -44,6 +44,10 @@ CPU_REQUIREMENTS = [
 
 LINT_REQUIREMENTS = ["ruff==0.17.6", "mypy==2.4.1"]
 
+DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocstrings[python]==1.0.8", "mkdocstrings-python==2.0.11"]
+"""The documentation site's tools; mkdocstrings reads the sources statically,
+so the frameworks are not installed."""
+
 TYPECHECK_REQUIREMENTS = ["torch==2.13.0", "jax[cpu]", "numpy", "pluggy", "pytest"]
 """Typed third-party packages mypy reads. Triton, jax-triton and Paddle ship no
 types and are left out (pyproject.toml tells mypy to skip them); the packages
@@ -105,6 +109,15 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
     # Strict on packages/*/src and the conformance tests (pyproject.toml).
     session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the guides and the API reference into site/ (warnings fail the build)."""
+    isolate(session)
+    session.install(*DOCS_REQUIREMENTS)
+    session.run("mkdocs", "build", "--strict", "--quiet")
+    session.run("python", "tools/check_api_docs.py", "site")
 
 
 @nox.session

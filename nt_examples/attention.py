@@ -37,8 +37,8 @@ def application(q, k, v, scale, o):
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
     for i in range(k.shape[0]):
         qk = ntl.dot(q_loaded, ntl.trans(k[i]))
-        # offsets(dim) has the tile's rank: (BLOCK_SIZE_M, 1) and (BLOCK_SIZE_N, 1) here.
-        causal = q.offsets(-2) >= ntl.trans(k[i].offsets(-2))
+        # offsets(dim) is one-dimensional: the query rows and the key columns.
+        causal = q.offsets(-2)[:, None] >= k[i].offsets(-2)[None, :]
         qk = ntl.where(causal, qk, float("-inf"))
         m_ij = ntl.maximum(m_i, ntl.max(qk, 1))
         qk -= m_ij[:, None]

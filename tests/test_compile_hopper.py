@@ -33,7 +33,17 @@ KERNELS = [
     ("elementwise", "tanh_kernel"),
     ("elementwise", "silu_kernel"),
     ("elementwise", "copy_2d_kernel"),
+    ("upstream_style", "gather_kernel"),
+    ("upstream_style", "scatter_kernel"),
+    ("upstream_style", "pointer_kernel"),
+    ("upstream_style", "dropout_kernel"),
+    ("upstream_style", "untiled_kernel"),
+    ("upstream_style", "float8_copy_kernel"),
+    ("upstream_style", "expand_kernel"),
 ]
+
+ELEMENTS = {"add": "fp16", "matmul": "fp16", "attention": "fp16", "float8_copy_kernel": "fp8e5"}
+"""The element type compiled for (by module or kernel); fp32 otherwise."""
 
 COMPILE = textwrap.dedent(
     """
@@ -56,7 +66,7 @@ COMPILE = textwrap.dedent(
             signature[name] = "constexpr"
             constants[(index,)] = values.get(name, False if parameter.kind == "int64_flag" else 32)
         elif parameter.kind == "scalar":
-            signature[name] = "fp32"
+            signature[name] = "i32" if name == "seed" else "fp32"  # ntl.rand's seed is an int
         else:
             signature[name] = "i32"
     assert list(signature) == list(function.arg_names)
@@ -71,7 +81,7 @@ COMPILE = textwrap.dedent(
 @pytest.mark.interpreter_only
 @pytest.mark.parametrize(("module_name", "attribute"), KERNELS)
 def test_compiles_for_sm90(module_name: str, attribute: str) -> None:
-    element = "fp16" if module_name in ("add", "matmul", "attention") else "fp32"
+    element = ELEMENTS.get(attribute, ELEMENTS.get(module_name, "fp32"))
     environment = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     environment["NINETOOTHED_MAX_NUM_CONFIGS"] = "1"
     environment["PYTHONPATH"] = os.pathsep.join(

@@ -115,12 +115,6 @@ def reference(q, k, v):
     return torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
 
 
-def offsets_bug(why):
-    return pytest.mark.xfail(
-        strict=True, reason=f"issue 10: x.offsets(dim) must be upstream's 1-D offsets ({why})"
-    )
-
-
 @pytest.mark.parametrize(
     "application, seq_len, block_sizes",
     [
@@ -130,21 +124,18 @@ def offsets_bug(why):
             50,
             (16, 16),
             id="masked-equal-blocks",
-            marks=offsets_bug("ours has the tile's rank: this masks rows of qk, not columns"),
         ),
         pytest.param(
             masked_application,
             40,
             (32, 16),
             id="masked-taller-q-blocks",
-            marks=offsets_bug("ours cannot broadcast against qk when the block sizes differ"),
         ),
         pytest.param(
             masked_application,
             40,
             (16, 32),
             id="masked-taller-k-blocks",
-            marks=offsets_bug("ours cannot broadcast against qk when the block sizes differ"),
         ),
     ],
 )
@@ -189,7 +180,6 @@ def causal_application(q, k, v, scale, q_start, o):
     o = acc.to(o.dtype)
 
 
-@offsets_bug("and q.offsets(-2)[:, None] needs a 1-D vector")
 def test_causal_attention_with_a_query_start():
     """The examples' causal attention: query ``i`` sees keys ``0 .. q_start + i``."""
     seq_len, q_start = 48, 5

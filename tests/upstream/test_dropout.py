@@ -7,7 +7,6 @@ Upstream's ``x.offsets()`` is the tile's element offsets in the source's memory
 import functools
 import os
 
-import pytest
 import torch
 
 import ninetoothed
@@ -34,7 +33,6 @@ def make(application):
     return ninetoothed.make(arranged, application, (Tensor(1), Tensor(0), Tensor(0), Tensor(1)))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: x.offsets() with no dimension")
 def test_dropout_keeps_a_fraction_and_rescales():
     input = torch.randn(2000, device=DEVICE)
     output = torch.full_like(input, float("nan"))
@@ -47,7 +45,6 @@ def test_dropout_keeps_a_fraction_and_rescales():
     torch.testing.assert_close(output[kept], input[kept] / (1 - p))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: x.offsets() with no dimension")
 def test_offsets_without_a_dimension_are_memory_offsets():
     input = torch.zeros(3 * 300, device=DEVICE)[::3]
     output = torch.full((300,), float("nan"), device=DEVICE)

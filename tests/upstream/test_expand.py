@@ -6,7 +6,6 @@ at run time) and checks nothing at arrangement time.
 
 import os
 
-import pytest
 import torch
 
 import ninetoothed
@@ -44,7 +43,6 @@ def test_expand_an_unsqueezed_vector():
     torch.testing.assert_close(output, x + row)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: expand of a dimension whose size is symbolic")
 def test_expand_a_dimension_that_is_one_at_run_time():
     kernel = ninetoothed.make(
         row_of_a_matrix, add_row_application, (Tensor(2), Tensor(2), Tensor(2))
@@ -66,7 +64,6 @@ def read_only(x):
     x  # noqa: B018 (a load and nothing else, as upstream's test has it)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: expand of a dimension whose size is symbolic")
 def test_expand_an_empty_vector():
     kernel = ninetoothed.make(expand_to_a_block, read_only, (Tensor(1),))
 

@@ -42,7 +42,11 @@ def batches(lengths, width):
     return [torch.randn(length, width, device=DEVICE) for length in lengths]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: jagged tensors (Tensor(jagged_dim=...))")
+@pytest.mark.xfail(
+    strict=True,
+    raises=NotImplementedError,
+    reason="issue 10: jagged tensors (Tensor(jagged_dim=...))",
+)
 @pytest.mark.parametrize("padding", [-1.0, 0.5])
 @pytest.mark.parametrize("lengths", [(3, 17, 9), (1, 1), (20,)])
 def test_to_padded_tensor(lengths, padding):
@@ -57,7 +61,11 @@ def test_to_padded_tensor(lengths, padding):
     torch.testing.assert_close(output, torch.nested.to_padded_tensor(input, padding))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: jagged tensors (Tensor(jagged_dim=...))")
+@pytest.mark.xfail(
+    strict=True,
+    raises=NotImplementedError,
+    reason="issue 10: jagged tensors (Tensor(jagged_dim=...))",
+)
 def test_expand_into_a_jagged_tensor():
     lengths = (5, 12, 2)
     dst = torch.nested.nested_tensor(batches(lengths, 4), layout=torch.jagged)
@@ -69,3 +77,30 @@ def test_expand_into_a_jagged_tensor():
 
     for index, entry in enumerate(dst.unbind()):
         torch.testing.assert_close(entry, src[index].expand_as(entry))
+
+
+def test_a_jagged_tensor_is_described():
+    tensor = Tensor(3, jagged_dim=1)
+    assert tensor.jagged_dim == 1
+    assert tensor.tile((1, 4, 4)).dtype.jagged_dim == 1
+    assert Tensor(3).jagged_dim is None
+
+
+@pytest.mark.parametrize(
+    "ndim, jagged_dim, pattern",
+    [
+        (3, 0, r"jagged_dim must name a dimension after the batch dimension 0 .* got 0"),
+        (3, 3, r"\(1 to 2\), got 3"),
+        (1, 1, r"of its 1 dimensions"),
+        (3, "1", r"jagged_dim must be an int, got str '1'"),
+    ],
+)
+def test_a_bad_jagged_dim_is_refused(ndim, jagged_dim, pattern):
+    with pytest.raises(ninetoothed.errors.MetaOperationError, match=pattern):
+        Tensor(ndim, jagged_dim=jagged_dim)
+
+
+def test_making_a_kernel_for_a_jagged_tensor_says_what_is_missing():
+    tensors = (Tensor(3, jagged_dim=1), Tensor(3))
+    with pytest.raises(NotImplementedError, match="jagged tensors .* are not supported yet"):
+        ninetoothed.make(arrangement, application, tensors)

@@ -67,13 +67,11 @@ def test_tuples_with_an_auto_tuned_block_size():
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: unknown make options must raise")
 def test_a_misspelt_option_names_the_close_match():
     with pytest.raises(TypeError, match="num_warps"):
         make(num_warp=8)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: unknown jit options must raise")
 def test_a_misspelt_jit_option_names_the_close_match():
     with pytest.raises(TypeError, match="num_stages"):
 
@@ -82,16 +80,12 @@ def test_a_misspelt_jit_option_names_the_close_match():
             y = x
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 10: ahead-of-time compilation must say it is not supported"
-)
 @pytest.mark.parametrize("options", [{"caller": "cuda"}, {"output_dir": "."}], ids=repr)
 def test_ahead_of_time_compilation_is_not_supported_yet(options):
     with pytest.raises(NotImplementedError, match="not supported yet"):
         make(**options)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: ninetoothed.build (ahead-of-time builds)")
 def test_build_is_not_supported_yet():
     with pytest.raises(NotImplementedError, match="not supported yet"):
         ninetoothed.build(lambda: None, ())

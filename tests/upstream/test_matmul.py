@@ -141,7 +141,6 @@ def test_conv2d_as_an_implicit_matmul(shape):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not ON_GPU, reason="float8 dot needs a GPU")
-@pytest.mark.xfail(strict=True, reason="issue 10: masked float8 loads must not pass other=0")
 def test_float8_e5m2_matmul_with_ragged_edges():
     blocks = functools.partial(arrangement, BLOCK_SIZE_M=32, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32)
     kernel = ninetoothed.make(blocks, application, (Tensor(2), Tensor(2), Tensor(2)))

@@ -44,10 +44,6 @@ def test_rms_norm_with_a_power_of_two_width():
     torch.testing.assert_close(y, F.rms_norm(x, (64,), w, 1e-5), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: x.shape of a tile is its declared size (100), ours the padded 128",
-)
 def test_rms_norm_with_a_width_that_is_not_a_power_of_two():
     x = torch.randn(7, 100, device=DEVICE)
     w = torch.randn(100, device=DEVICE)

@@ -71,10 +71,6 @@ def pad_by_slices(input, pad, value):
     return output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: non-Tensor values in make's tensors tuple; untiled arrangements",
-)
 @pytest.mark.parametrize("value", VALUES)
 @pytest.mark.parametrize("shape, pad", CASES)
 def test_pad_through_slices(shape, pad, value):
@@ -115,7 +111,6 @@ def test_pad_meta_operation_reads_other(value):
     torch.testing.assert_close(output, F.pad(input, pad, value=value))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: negative padding (cropping) in Tensor.pad")
 def test_pad_meta_operation_crops_with_negative_padding():
     input = torch.randn(7, 6, device=DEVICE)
     pad = (-1, 2, 1, -2)

@@ -63,18 +63,8 @@ def clone(application, input, output):
     "application",
     [
         copy,
-        pytest.param(
-            gather,
-            marks=pytest.mark.xfail(
-                strict=True, reason="issue 10: loading from x.source[index expressions]"
-            ),
-        ),
-        pytest.param(
-            load_by_pointer,
-            marks=pytest.mark.xfail(
-                strict=True, reason="issue 10: x.source.data_ptr() and x.source.stride(d)"
-            ),
-        ),
+        gather,
+        load_by_pointer,
     ],
 )
 def test_clone(application):
@@ -86,7 +76,6 @@ def test_clone(application):
     torch.testing.assert_close(output, input)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: storing to x.source[index expressions] (scatter)")
 def test_transpose_by_scattering_into_the_source():
     input = torch.randn(41, 29, device=DEVICE)
     output = torch.full((29, 41), float("nan"), device=DEVICE)
@@ -107,7 +96,6 @@ def sum_application(input, output):
     ntl.atomic_add(output.source.data_ptr(), ntl.sum(input))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: x.source.data_ptr() in applications")
 def test_sum_by_atomic_adds_to_the_source_pointer():
     tensors = (Tensor(1), Tensor(1, shape_options={"constexpr": True}))
     kernel = ninetoothed.make(sum_arrangement, sum_application, tensors)

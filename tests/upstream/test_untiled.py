@@ -37,12 +37,6 @@ def unchanged(x, y):
     return x, y
 
 
-UNTILED = pytest.mark.xfail(
-    strict=True, reason="issue 10: untiled arrangements (one element per program)"
-)
-
-
-@UNTILED
 @pytest.mark.parametrize("arrangement, shape", [(whole, (37,)), (unchanged, (5, 7))])
 def test_copy_every_element(arrangement, shape):
     tensors = tuple(Tensor(len(shape), shape_options=SHAPE_OPTIONS) for _ in range(2))
@@ -55,7 +49,6 @@ def test_copy_every_element(arrangement, shape):
     torch.testing.assert_close(y, x)
 
 
-@UNTILED
 def test_shifted_slices_copy_with_an_offset():
     tensors = (Tensor(1, shape_options=SHAPE_OPTIONS), Tensor(1, shape_options=SHAPE_OPTIONS))
     kernel = ninetoothed.make(shifted, copy, tensors)

@@ -211,7 +211,7 @@ def test_tile_sizes_must_be_positive(keyword, value, pattern):
     [
         (((1, 1), (1,)), r"pad on x: padding\[1\] must be a \(before, after\) pair, got \(1,\)"),
         (((1, 1), 2), r"pad on x: padding\[1\] must be a \(before, after\) pair, got 2"),
-        (((-1, 0), (0, 0)), r"padding\[0\] must be non-negative, got -1"),
+        (((-3, -2), (0, 0)), r"padding\[0\] = \(-3, -2\) crops more than the 4 elements"),
     ],
 )
 def test_bad_padding(padding, pattern):

@@ -335,14 +335,12 @@ class Chain:
         return (start_dim, end_dim), (start_dim, end_dim)
 
     def draw_pad(self, sizes, literal_ones):
-        pairs = self.draw(
-            st.lists(
-                st.tuples(st.integers(0, 2), st.integers(0, 2)),
-                min_size=len(sizes),
-                max_size=len(sizes),
-            ),
-            "padding",
-        )
+        """Pads of up to 2, and crops (negative pads) of 1 that leave an element."""
+        pairs = []
+        for size in sizes:
+            before = self.draw(st.integers(-min(max(size - 1, 0), 1), 2), "pad before")
+            after = self.draw(st.integers(-min(max(size + before - 1, 0), 1), 2), "pad after")
+            pairs.append((before, after))
         return (tuple(pairs),), (pairs,)
 
     def draw_getitem(self, sizes, literal_ones):

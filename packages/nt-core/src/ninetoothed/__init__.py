@@ -28,7 +28,7 @@ from ninetoothed.dtype import (
 )
 from ninetoothed.eval import eval, subs
 from ninetoothed.evaluate import evaluate
-from ninetoothed.make import Kernel, jit, make
+from ninetoothed.make import Kernel, build, jit, make
 from ninetoothed.symbol import Symbol, block_size
 from ninetoothed.tensor import Tensor
 
@@ -40,6 +40,7 @@ __all__ = [
     "Tensor",
     "bfloat16",
     "block_size",
+    "build",
     "eval",
     "evaluate",
     "float16",

@@ -58,14 +58,18 @@ def check_rank(ndim: int | None, shape: Sequence[Any] | None) -> int:
     return ndim
 
 
-def check_size(value: Any, parameter: str, index: int, positive: bool = False) -> None:
-    """``value`` is a Symbol or a non-negative (``positive``: positive) int."""
+def check_size(
+    value: Any, parameter: str, index: int, positive: bool = False, negative: bool = False
+) -> None:
+    """``value`` is a Symbol or a non-negative (``positive``: positive; ``negative``: any) int."""
     if isinstance(value, Symbol):
         return
     if not isinstance(value, int) or isinstance(value, bool):
         raise MetaOperationError(
             f"{parameter}[{index}] must be an int or a Symbol, got {type(value).__name__} {value!r}"
         )
+    if negative:
+        return
     if value < 0 or (positive and value == 0):
         kind = "positive" if positive else "non-negative"
         raise MetaOperationError(f"{parameter}[{index}] must be {kind}, got {value}")

@@ -160,7 +160,9 @@ def _rebuild(
         for variable, binding in level._bindings.items()
     }
     copy._requirements = {
-        key: Requirement(_substituted(requirement.size, values), requirement.message)
+        key: Requirement(
+            _substituted(requirement.size, values), requirement.message, requirement.allowed
+        )
         for key, requirement in level._requirements.items()
     }
     copy._source = copy if source is None else source

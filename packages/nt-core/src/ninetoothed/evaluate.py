@@ -80,7 +80,7 @@ def evaluate(
     full_shape = tuple(size for shape in level_shapes for size in shape)
     for requirement in tensor.all_requirements().values():
         value = _concrete(requirement.size, values, tensor)
-        if value != 1:
+        if value not in requirement.allowed:
             raise ArrangementError(f"{requirement.message}, got {value}")
     bindings = tensor.all_bindings()
 

@@ -202,6 +202,9 @@ def _parameters(
                 f"the arrangement's result for {parameter_name!r} is derived from "
                 f"{result.source.name}, not from the tensor given for it ({source.name})"
             )
+        if source.ndim and not result.is_hierarchical():
+            # Untiled (``return x, y`` or ``x[1:]``): one element per program.
+            result = result.one_element_per_program()
         parameters.append(Parameter(parameter_name, source, result))
     return parameters
 

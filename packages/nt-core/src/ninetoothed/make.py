@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, get_type_hints
+from typing import Any, NoReturn, get_type_hints
 
-from ninetoothed import plugins
+from ninetoothed import jagged, plugins
 from ninetoothed.errors import ArrangementError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
+from ninetoothed.options import AHEAD_OF_TIME, check_options
 from ninetoothed.symbol import Symbol, is_block_size
 from ninetoothed.tensor import Tensor
 
@@ -89,7 +90,7 @@ class Kernel:
 def make(
     arrangement: Callable[..., Any],
     application: Callable[..., Any],
-    tensors: Sequence[Tensor],
+    tensors: Sequence[Any],
     *,
     name: str | None = None,
     backend: str = "triton",
@@ -97,18 +98,19 @@ def make(
 ) -> Kernel:
     """Arrange ``tensors`` with ``arrangement``, apply ``application``, and generate.
 
-    ``options`` go to the backend: ``num_warps``, ``num_stages``, ``configs``
-    (pinned auto-tuning configurations, a list of dicts of meta values with
-    optional ``num_warps``/``num_stages``), ``max_num_configs``.
+    ``tensors`` holds the parameters' symbolic tensors; other values in it
+    (slices, ints, tuples …) are handed to the arrangement as they are, as
+    compile-time constants, and are not kernel parameters.  ``options`` go
+    to the backend: ``num_warps``, ``num_stages``, ``configs`` (pinned
+    auto-tuning configurations, a list of dicts of meta values with optional
+    ``num_warps``/``num_stages``), ``max_num_configs``; ``kernel_name`` is
+    upstream's spelling of ``name``.  Unknown options raise
+    :class:`TypeError` naming the close matches (see
+    :func:`ninetoothed.options.check_options`).
     """
+    name, options = check_options("make", name, options, ("name", "backend"))
     tensors = tuple(tensors)
-    for index, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor):
-            raise ArrangementError(
-                f"make: tensors[{index}] must be a ninetoothed.Tensor, got "
-                f"{type(tensor).__name__} {tensor!r}"
-            )
-    arranged = arrangement(*tensors, **named_block_sizes(arrangement))
+    arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
     if isinstance(arranged, Tensor):
         arranged = (arranged,)
     if not isinstance(arranged, (tuple, list)):
@@ -116,17 +118,21 @@ def make(
             f"the arrangement {getattr(arrangement, '__name__', arrangement)} must return a "
             f"tuple of tensors, got {type(arranged).__name__}"
         )
-    spec = build_spec(application, tensors, tuple(arranged), name=name, options=options)
+    sources = tuple(tensor for tensor in tensors if isinstance(tensor, Tensor))
+    jagged.refuse("make", sources)
+    spec = build_spec(application, sources, tuple(arranged), name=name, options=options)
     return Kernel(spec, backend)
 
 
-def named_block_sizes(arrangement: Callable[..., Any]) -> dict[str, Symbol]:
+def named_block_sizes(arrangement: Callable[..., Any], positional: int = 0) -> dict[str, Symbol]:
     """Meta symbols for the arrangement's parameters that default to ``block_size()``.
 
     Each takes the parameter's name, so it is the same in every script and a
     call can pin it by that name (``BLOCK_SIZE_M=64``).  Upstream names them
     ``ninetoothed_BLOCK_SIZE_<n>`` and cannot pin them at call time; a
     parameter given one default twice keeps them tied (the first name wins).
+    The first ``positional`` parameters are filled by the call's tensors (and
+    compile-time values), so they are left alone.
     """
     try:
         parameters = inspect.signature(arrangement).parameters.values()
@@ -134,7 +140,9 @@ def named_block_sizes(arrangement: Callable[..., Any]) -> dict[str, Symbol]:
         return {}
     renamed: dict[int, Symbol] = {}
     values: dict[str, Symbol] = {}
-    for parameter in parameters:
+    for position, parameter in enumerate(parameters):
+        if position < positional:
+            continue
         default = parameter.default
         if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             continue
@@ -161,8 +169,10 @@ def jit(
 ) -> Any:
     """Make a kernel from a function whose parameter annotations are arranged tensors.
 
-    ``@ninetoothed.jit`` and ``@ninetoothed.jit(num_warps=8)`` both work.
+    ``@ninetoothed.jit`` and ``@ninetoothed.jit(num_warps=8)`` both work; the
+    options are ``make``'s.
     """
+    name, options = check_options("jit", name, options, ("name", "backend"))
 
     def decorate(function: Callable[..., Any]) -> Kernel:
         try:
@@ -182,7 +192,17 @@ def jit(
                 )
             arranged.append(annotation)
         sources = tuple(tensor.source for tensor in arranged)
+        jagged.refuse("jit", sources)
         spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
         return Kernel(spec, backend)
 
     return decorate(func) if func is not None else decorate
+
+
+def build(*args: Any, **kwargs: Any) -> NoReturn:
+    """Upstream's ahead-of-time build: not supported yet (raises :class:`NotImplementedError`).
+
+    Kernels are generated by :func:`make` or :func:`jit` and compiled on their
+    first call.
+    """
+    raise NotImplementedError(f"build: {AHEAD_OF_TIME}")

@@ -59,10 +59,15 @@ class Binding:
 
 @dataclass(frozen=True)
 class Requirement:
-    """A size that must equal 1 at run time (a symbolic dimension that was squeezed)."""
+    """A size that must be one of ``allowed`` at run time.
+
+    A symbolic dimension that was squeezed must be 1; one that was expanded
+    may also be 0 (upstream expands empty tensors: every element masked).
+    """
 
     size: SymbolLike
     message: str
+    allowed: tuple[int, ...] = (1,)
 
 
 def unite(left: dict[str, Binding], right: dict[str, Binding]) -> dict[str, Binding]:

@@ -44,6 +44,7 @@ from ninetoothed.checks import (
 )
 from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
+from ninetoothed.jagged import check_jagged_dim
 from ninetoothed.mapping import (
     Binding,
     Dim,
@@ -84,6 +85,7 @@ class Tensor:
         constexpr: bool | None = None,
         value: Any = None,
         strides: Sequence[SymbolLike | None] | None = None,
+        jagged_dim: int | None = None,
     ) -> None:
         ndim = check_rank(ndim, shape)
         if name is not None and not name.isidentifier():
@@ -104,6 +106,7 @@ class Tensor:
         self._bindings: dict[str, Binding] = {}
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
+        self._jagged_dim = check_jagged_dim(jagged_dim, ndim, self.name)
         self.other = other
         self.constexpr = bool(constexpr)
         self.value = value
@@ -141,6 +144,38 @@ class Tensor:
     def shape(self) -> tuple[SymbolLike, ...]:
         """The sizes of this level's dimensions."""
         return tuple(dim.size for dim in self._dims)
+
+    @shape.setter
+    def shape(self, sizes: Sequence[SymbolLike]) -> None:
+        """Replace this level's sizes, as upstream allows, and nothing else.
+
+        The grid (outermost level), the tile's extent (innermost) and the
+        range of each index follow the new sizes, while the bindings to the
+        source stay: ``t = x.tile((8,)); t.dtype.shape = (4,)`` reads the
+        first 4 elements of every 8.  A source tensor's sizes are the
+        arguments' and cannot be replaced.
+        """
+        if self._source is self:
+            raise MetaOperationError(
+                f"the shape of the source tensor {self.name} is its argument's; give sizes "
+                "when making it (Tensor(shape=...)) or set the shape of an arranged level"
+            )
+        sizes = as_sequence(sizes, "shape", "sizes")
+        self._check_length(sizes, "shape", "sizes")
+        for index, size in enumerate(sizes):
+            check_size(size, "shape", index)
+        self._dims = tuple(Dim(dim.variable, size) for dim, size in zip(self._dims, sizes))
+
+    def size(self, dim: int | None = None) -> Any:
+        """Upstream's ``size``: this level's shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return self.shape
+        return self.shape[self._normalize_index(dim, "size")]
+
+    @property
+    def jagged_dim(self) -> int | None:
+        """The source's jagged dimension (``Tensor(jagged_dim=...)``), or ``None``."""
+        return self._source._jagged_dim
 
     @property
     def ndim(self) -> int:
@@ -305,20 +340,34 @@ class Tensor:
         self._check_length(sizes, operation, "sizes")
         dims: list[Dim] = []
         bindings = dict(self._bindings)
+        requirements = dict(self._requirements)
         for index, (dim, size) in enumerate(zip(self._dims, sizes)):
             if is_minus_one(size) or same_size(size, dim.size):
                 dims.append(dim)
                 continue
             check_size(size, "sizes", index)
-            if not is_literal(dim.size, 1):
+            bound: SymbolLike | None = None
+            if isinstance(dim.size, Symbol):
+                # Upstream defers the check to run time: the size must be 1
+                # there, or 0 (an empty tensor: every element masked).
+                requirements[fresh_requirement_key()] = Requirement(
+                    dim.size,
+                    f"expand on {self._source.name}: dimension {index} must have size 1 "
+                    f"(or 0) to be expanded to {size}",
+                    allowed=(0, 1),
+                )
+                bound = dim.size
+            elif dim.size != 1:
                 raise MetaOperationError(
                     f"expand on {self._source.name}: dimension {index} has size {dim.size}, "
                     f"not 1, so it cannot be expanded to {size}"
                 )
             new = Dim(fresh_variable(), size)
-            bindings[dim.variable] = Binding(0, None)
+            bindings[dim.variable] = Binding(0, bound)
             dims.append(new)
-        return self._derive(tuple(dims), bindings, self._dtype)
+        tensor = self._derive(tuple(dims), bindings, self._dtype)
+        tensor._requirements = requirements
+        return tensor
 
     def squeeze(self, dim: int | Sequence[int]) -> Tensor:
         """Remove the singleton dimension(s) ``dim``."""
@@ -419,6 +468,8 @@ class Tensor:
         """Pad dimension ``i`` with ``padding[i] = (before, after)`` virtual elements.
 
         Padded elements read the tensor's ``other`` value and are not stored.
+        A negative amount crops that many elements instead, as in
+        ``torch.nn.functional.pad``.
         """
         padding = as_sequence(padding, "pad", "padding")
         self._check_length(padding, "pad", "padding")
@@ -431,12 +482,18 @@ class Tensor:
                     f"pair, got {pair!r}"
                 )
             before, after = pair
-            check_size(before, "padding", index)
-            check_size(after, "padding", index)
+            check_size(before, "padding", index, negative=True)
+            check_size(after, "padding", index, negative=True)
             if is_literal(before, 0) and is_literal(after, 0):
                 dims.append(dim)
                 continue
-            new = Dim(fresh_variable(), dim.size + before + after)
+            size = dim.size + before + after
+            if isinstance(size, int) and size < 0:
+                raise MetaOperationError(
+                    f"pad on {self._source.name}: padding[{index}] = {pair!r} crops more than "
+                    f"the {dim.size} elements of dimension {index}"
+                )
+            new = Dim(fresh_variable(), size)
             bindings[dim.variable] = Binding(
                 Symbol(new.variable) - before, dim.size, may_be_negative=True
             )
@@ -448,6 +505,24 @@ class Tensor:
         bindings = dict(self._bindings)
         dims = index_level(self._source.name, self._dims, key, bindings)
         return self._derive(dims, bindings, self._dtype)
+
+    def one_element_per_program(self) -> Tensor:
+        """This single-level tensor as the grid over a tile of one element.
+
+        An arrangement may hand a parameter to the application untiled
+        (``return x, y``, or ``x[1:]``): then each program gets one element,
+        the launch grid being the tensor's shape.  The result has this level's
+        dimensions as its outermost level and a zero-dimensional level below.
+        """
+        if self.is_hierarchical():
+            raise MetaOperationError(
+                f"{self._source.name} is already tiled; only a single-level tensor is one "
+                "element per program"
+            )
+        element = self._derive((), dict(self._bindings), self._dtype)
+        grid = self._derive(self._dims, dict(self._bindings), element)
+        grid._requirements = self.all_requirements()
+        return grid
 
     # --------------------------------------------------------------- helpers
     def _derive(self, dims: tuple[Dim, ...], bindings: dict[str, Binding], dtype: Any) -> Tensor:

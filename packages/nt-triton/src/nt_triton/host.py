@@ -142,7 +142,7 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             f"{n.HOST_TENSORS})"
         )
     for requirement in generated.requirements:
-        lines.append(f"    if {requirement.size} != 1:")
+        lines.append(f"    if {requirement.size} not in {requirement.allowed!r}:")
         lines.append(
             f"        {n.UNMET}({requirement.message!r}, {requirement.size}, {n.HOST_TENSORS})"
         )

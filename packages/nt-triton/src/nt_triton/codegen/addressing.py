@@ -36,6 +36,7 @@ def addressing(context: Context, view: View) -> Addressing:
             f"{context.spec.name}: {parameter.name!r} has {len(levels) - view.depth - 1} more "
             f"level(s) below this one; index it (e.g. {parameter.name}[k]) to reach a tile"
         )
+    context.addressed.add(parameter.name)
     live, ranges, block = _live_variables(context, view)
     bindings = context.bindings(parameter)
     value_of = _resolver(context, view, bindings, live)

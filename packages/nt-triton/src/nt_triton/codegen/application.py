@@ -21,7 +21,8 @@ import itertools
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from nt_triton.codegen import descriptions, inline, memory, naming
+from ninetoothed.ir import Parameter
+from nt_triton.codegen import descriptions, inline, memory, naming, source
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape
 from nt_triton.codegen.memory import PointersAndMask
@@ -114,9 +115,27 @@ class ApplicationRewriter(ast.NodeTransformer):
     def store(self, view: View, value: ast.expr) -> ast.stmt:
         """Store ``value`` into a view's tile; the parameter's hoisted tiles go stale."""
         statement = memory.store(self.context, view, value, self.addressing(view))
+        self.stale(view.parameter.name)
+        return statement
+
+    def stale(self, name: str) -> None:
+        """Forget the hoisted tiles of parameter ``name``: it was just stored to."""
         for key, entry in self.cache.items():
-            if key[0] == view.parameter.name:
+            if key[0] == name:
                 entry.pop(naming.TILE, None)
+
+    def source_subscript(self, node: ast.Subscript) -> tuple[Parameter, list[ast.expr]] | None:
+        """For ``x.source[indices]``: the parameter and the rewritten index expressions."""
+        base = self.value(node.value)
+        if not isinstance(base, SourceView):
+            return None
+        indices = source.subscript_indices(self.context, base.parameter, node.slice)
+        return base.parameter, [self.visit(index) for index in indices]
+
+    def scatter(self, parameter: Parameter, indices: list[ast.expr], value: ast.expr) -> ast.stmt:
+        """``x.source[indices] = value``; the parameter's hoisted tiles go stale."""
+        statement = source.scatter(self.context, parameter, indices, value)
+        self.stale(parameter.name)
         return statement
 
     def forget_assigned(self, statement: ast.stmt) -> None:
@@ -180,7 +199,9 @@ class ApplicationRewriter(ast.NodeTransformer):
             return self.load(value)
         if isinstance(value, tuple) and not isinstance(value, ast.AST):
             if value and value[0] == descriptions.OFFSETS:
-                raise CodegenError(f"{self.spec.name}: offsets must be called: x.offsets(dim)")
+                raise CodegenError(
+                    f"{self.spec.name}: offsets must be called: x.offsets(dim) or x.offsets()"
+                )
             return ast.Tuple(list(value), ast.Load())
         if isinstance(value, ElementType):
             return descriptions.element_type(self.context, value)
@@ -244,6 +265,10 @@ class ApplicationRewriter(ast.NodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if isinstance(node.ctx, ast.Load):
+            gathered = self.source_subscript(node)
+            if gathered is not None:
+                parameter, indices = gathered
+                return source.gather(self.context, parameter, indices)
             value = self.value(node)
             if value is not node:
                 return self.materialize(value, node)
@@ -255,12 +280,19 @@ class ApplicationRewriter(ast.NodeTransformer):
         if isinstance(node.func, ast.Attribute) and node.func.attr == descriptions.OFFSETS:
             base = self.value(node.func.value)
             if isinstance(base, View):
-                if len(node.args) != 1 or node.keywords:
-                    raise CodegenError(f"{self.spec.name}: offsets takes one argument, the dim")
-                dim = constant_int(node.args[0])
-                if dim is None:
+                if len(node.args) > 1 or node.keywords:
+                    raise CodegenError(
+                        f"{self.spec.name}: offsets takes at most one argument, the dim"
+                    )
+                dim = constant_int(node.args[0]) if node.args else None
+                if node.args and dim is None:
                     raise CodegenError(f"{self.spec.name}: offsets(dim) needs an integer constant")
                 return memory.offsets(self.context, base, dim)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in source.METHODS:
+            base = self.value(node.func.value)
+            if isinstance(base, SourceView):
+                node.args = [self.visit(arg) for arg in node.args]
+                return source.method(self.context, base.parameter, node.func.attr, node)
         folded = fold_builtin_call(node, self.local)
         if folded is not None:
             return folded
@@ -272,6 +304,10 @@ class ApplicationRewriter(ast.NodeTransformer):
     # -- visitors: statements ----------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> ast.stmt | list[ast.stmt]:
         value = self.visit(node.value)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            scattered = self.source_subscript(node.targets[0])
+            if scattered is not None:
+                return self.scatter(*scattered, value)
         if len(node.targets) == 1:
             view = self.target_view(node.targets[0])
             if view is not None:

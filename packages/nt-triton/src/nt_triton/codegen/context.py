@@ -60,6 +60,10 @@ class Context:
         self.has_loop = False
         self.loaded: set[str] = set()
         self.stored: set[str] = set()
+        self.addressed: set[str] = set()
+        """Parameters whose tiles the application reads, writes or takes offsets of."""
+        self.through_source: set[str] = set()
+        """Parameters the application reaches through ``x.source`` (see :mod:`source`)."""
         self.grid = tuple(self.expression(size) for size in spec.grid)
 
     def expression(self, value: SymbolLike) -> SymbolLike:

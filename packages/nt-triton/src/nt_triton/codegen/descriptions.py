@@ -1,9 +1,11 @@
 """Attributes of tensor parameters in an application: shapes, dtypes, sources.
 
-``x.shape`` of a tile is its (padded) tile shape, of a higher level its
-level shape; ``x.dtype`` is the next level (a :class:`TypeView`) or, at the
-bottom, the element type read from the pointer; ``x.source`` describes the
-unarranged tensor (``shape``, ``strides``, ``dtype``, ``ndim``);
+``x.shape`` is the level's declared sizes, a tile's included (upstream's
+meaning: a tile of constexpr size 100 has ``x.shape[-1] == 100``, though it
+is loaded padded to 128, so ``ntl.sum(x) / x.shape[-1]`` is a mean);
+``x.dtype`` is the next level (a :class:`TypeView`) or, at the bottom, the
+element type read from the pointer; ``x.source`` describes the unarranged
+tensor (``shape``, ``strides``, ``dtype``, ``ndim``);
 ``x.offsets`` must be called (see :func:`~nt_triton.codegen.memory.offsets`).
 Shapes are tuples of AST nodes, which the application may index with
 integer constants.
@@ -67,7 +69,7 @@ def _level_attribute(context: Context, view: View, name: str) -> Any:
 
 def _shape_of(context: Context, view: View) -> tuple[SymbolLike, ...]:
     if view.is_innermost:
-        return tile_shape(context, view)
+        tile_shape(context, view)  # checks that the sizes can be tile sizes
     return tuple(context.expression(dim.size) for dim in view.level.dims)
 
 

@@ -77,3 +77,21 @@ def block_variables(context: Context, view: View) -> dict[str, SymbolLike]:
 def arange_names(view: View) -> set[str]:
     """The names of the aranges a view's tile can use."""
     return {naming.arange(view.parameter.name, view.depth, d) for d in range(view.level.ndim)}
+
+
+def vector_arange(context: Context, view: View, name: str) -> Symbol:
+    """The one-dimensional ``tl.arange`` behind the broadcast arange ``name`` of a view's tile.
+
+    Recorded once in the context (emitted in the kernel's prologue) the first
+    time ``x.offsets(dim)`` needs it.
+    """
+    for dim in range(view.level.ndim):
+        if naming.arange(view.parameter.name, view.depth, dim) == name:
+            break
+    else:
+        raise CodegenError(f"{context.spec.name}: {name} is not an arange of this tile")
+    vector = naming.arange_vector(view.parameter.name, view.depth, dim)
+    if vector not in context.aranges:
+        extent = block_size(context, view.parameter, view.depth, dim)
+        context.aranges[vector] = f"{vector} = tl.arange(0, {extent})"
+    return Symbol(vector)

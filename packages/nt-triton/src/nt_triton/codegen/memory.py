@@ -4,7 +4,9 @@ A tile's pointers are the parameter's pointer plus ``sum(index * stride)``
 over the source dimensions (see :mod:`addressing`), broadcast to the tile's
 shape when some dimension's index does not vary; the mask is the conjunction
 of the addressing's terms.  Masked loads read the source tensor's ``other``
-value, or 0 when it gives none.
+value; when it gives none, no ``other`` is passed and Triton fills the masked
+lanes with zeros of the tile's own type (an ``other=0`` literal is an int32
+that Triton cannot cast to float8 types).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import naming
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
-from nt_triton.codegen.geometry import arange_names, tile_shape
+from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
 from nt_triton.codegen.syntax import call
 from nt_triton.codegen.views import View
 
@@ -29,9 +31,7 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     parameter = view.parameter
     indices, mask = addressing(context, view)
     context.tiles.append(tile_shape(context, view))
-    offsets: SymbolLike = 0
-    for dim, index in enumerate(indices):
-        offsets = offsets + index * Symbol(naming.stride(parameter.name, dim))
+    offsets = _memory_offsets(context, view, indices)
     pointer_name = naming.pointer(parameter.name)
     context.used_names.add(pointer_name)
     pointers: ast.expr = ast.BinOp(
@@ -59,7 +59,8 @@ def load(context: Context, view: View, where: PointersAndMask | None = None) -> 
     if mask is not None:
         keywords.append(ast.keyword("mask", mask))
         other = view.parameter.source.other
-        keywords.append(ast.keyword("other", ast.Constant(0 if other is None else other)))
+        if other is not None:
+            keywords.append(ast.keyword("other", ast.Constant(other)))
     return call("tl.load", [pointers], keywords)
 
 
@@ -73,15 +74,50 @@ def store(
     return ast.Expr(call("tl.store", [pointers, value], keywords))
 
 
-def offsets(context: Context, view: View, dim: int) -> ast.expr:
-    """``x.offsets(dim)``: the source index along ``dim`` of every element of the tile."""
+def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
+    """``x.offsets(dim)`` and ``x.offsets()`` in an application (upstream's meanings).
+
+    ``x.offsets(dim)`` is the source index along source dimension ``dim`` of
+    the tile's elements, as a one-dimensional vector over the tile dimension
+    it varies along (a scalar when it varies along none), so upstream's
+    ``k.offsets(-2)[None, :]`` broadcasts as written.  ``x.offsets()`` is the
+    elements' offsets in the source's memory (indices times strides, summed),
+    shaped like the tile.
+    """
     indices, _ = addressing(context, view)
+    block_names = arange_names(view) & set(context.aranges)
+    if dim is None:
+        total = _memory_offsets(context, view, indices)
+        node = context.code(total)
+        if not block_names <= names_in(total):
+            node = call("tl.broadcast_to", [node, _shape(context, view)])
+        return node
     if not -len(indices) <= dim < len(indices):
         raise CodegenError(
             f"{context.spec.name}: {view.parameter.name}.offsets({dim}): the source has "
             f"{len(indices)} dimensions"
         )
-    return context.code(indices[dim])
+    index = indices[dim]
+    varying = sorted(names_in(index) & block_names)
+    if len(varying) > 1:
+        raise CodegenError(
+            f"{context.spec.name}: {view.parameter.name}.offsets({dim}): source dimension "
+            f"{dim} varies along {len(varying)} dimensions of the tile, so it has no "
+            "one-dimensional offsets; use the tile's memory offsets, "
+            f"{view.parameter.name}.offsets()"
+        )
+    if varying and view.level.ndim > 1 and isinstance(index, Symbol):
+        index = index.substitute({varying[0]: vector_arange(context, view, varying[0])})
+    return context.code(index)
+
+
+def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> SymbolLike:
+    """Offsets in the source's memory: ``sum(index * stride)`` over the source dimensions."""
+    parameter = view.parameter
+    total: SymbolLike = 0
+    for dim, index in enumerate(indices):
+        total = total + index * Symbol(naming.stride(parameter.name, dim))
+    return total
 
 
 def _shape(context: Context, view: View) -> ast.Tuple:

@@ -148,13 +148,16 @@ def _launch_checks(
     shapes = []
     requirements = []
     for parameter in context.spec.tensor_parameters:
+        if parameter.name in context.through_source - context.addressed:
+            # Reached only through x.source: its arrangement never meets the grid.
+            continue
         shape = tuple(context.expression(size) for size in parameter.arranged.shape)
         if not all(_same(a, b) for a, b in zip(shape, grid)):
             shapes.append(ShapeCheck(parameter.name, shape))
     for parameter in context.spec.tensor_parameters:
         for requirement in parameter.arranged.all_requirements().values():
             size = context.expression(requirement.size)
-            requirements.append(SizeRequirement(size, requirement.message))
+            requirements.append(SizeRequirement(size, requirement.message, requirement.allowed))
     return tuple(shapes), tuple(requirements)
 
 

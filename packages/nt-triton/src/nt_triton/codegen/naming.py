@@ -55,6 +55,11 @@ def arange(parameter: str, depth: int, dim: int) -> str:
     return f"{parameter}_arange_{depth}_{dim}"
 
 
+def arange_vector(parameter: str, depth: int, dim: int) -> str:
+    """The one-dimensional twin of :func:`arange` (``x.offsets(dim)`` is built on it)."""
+    return f"{parameter}_arange_vector_{depth}_{dim}"
+
+
 def placeholder(number: int) -> str:
     """A symbol standing for an application expression while indices are resolved."""
     return f"{PREFIX}placeholder_{number}"

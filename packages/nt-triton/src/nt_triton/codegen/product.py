@@ -43,10 +43,11 @@ class ShapeCheck:
 
 @dataclass(frozen=True)
 class SizeRequirement:
-    """At launch: ``size`` must be 1 (a symbolic dimension the arrangement squeezed)."""
+    """At launch: ``size`` must be one of ``allowed`` (a squeezed or expanded symbolic size)."""
 
     size: SymbolLike
     message: str
+    allowed: tuple[int, ...] = (1,)
 
 
 @dataclass(frozen=True)
