@@ -101,9 +101,10 @@ def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -
     l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
     length = k.source.shape[-2]
-    # The query rows' positions, a column.  When issue 10 makes offsets 1-D, this
-    # line becomes: rows = q.offsets(-2)[:, None]
-    rows = q.offsets(-2)
+    # The query rows' positions, a column: the block's first row plus an arange.
+    # The minimum of ``offsets`` is that first row whether ``offsets`` is the
+    # tile-shaped index or upstream's 1-D offsets along the dimension (issue 10).
+    rows = ntl.min(q.offsets(-2)) + ntl.arange(0, q.shape[-2])[:, None]
     if causal:
         unmasked = ntl.minimum(length, ntl.min(rows) + 1) // k.dtype.shape[0]
         end = ntl.cdiv(ntl.minimum(length, ntl.max(rows) + 1), k.dtype.shape[0])
