@@ -72,10 +72,11 @@ def test_pinned_meta_values_must_be_powers_of_two():
 def test_one_configuration_fits_float32_shared_memory(monkeypatch):
     """A kernel with a pipelined loop keeps a configuration that fits 4-byte elements."""
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
-    from nt_examples import matmul
+    from ninetoothed.library import mm
 
-    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    premade = mm.premake()
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
     (config,) = kernel.generated.configurations
-    m, n, k = (config.values[symbol.name] for symbol in matmul.arrangement.__defaults__)
+    m, n, k = (config.values[symbol.name] for symbol in mm.arrangement.__defaults__)
     pipelined = (m * k + k * n) * 4 * config.num_stages
     assert pipelined <= tuning.SHARED_MEMORY_BYTES
