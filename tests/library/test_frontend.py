@@ -55,3 +55,20 @@ def test_jax_ops_under_jit():
     assert_close(np.asarray(added), f64(a) + f64(b), "float32")
     assert_close(np.asarray(total), 2 * f64(a), "float32")
     assert normalised.shape == a.shape
+
+
+def test_the_environment_caps_the_configurations_tried(monkeypatch):
+    """The GPU tests' NINETOOTHED_MAX_NUM_CONFIGS=1 lowers the GEMMs' 16; under the
+    interpreter the limit goes (the code generator's default applies)."""
+    from ninetoothed.library.frontend.kernels import _options
+
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
+    assert _options({"max_num_configs": 16, "num_warps": 4}) == {
+        "max_num_configs": 1,
+        "num_warps": 4,
+    }
+    monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "64")
+    assert _options({"max_num_configs": 16})["max_num_configs"] == 16
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert _options({"max_num_configs": 16}) == {}

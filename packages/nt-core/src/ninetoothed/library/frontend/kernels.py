@@ -80,7 +80,11 @@ def _blocks(arrangement: Any) -> list[str]:
 
 def _options(options: dict[str, Any]) -> dict[str, Any]:
     """``make``'s options; a limit on the configurations tried is for a GPU's tuning
-    only (Triton's interpreter tries two: the code generator's own default)."""
+    only (Triton's interpreter tries two: the code generator's own default), and
+    ``NINETOOTHED_MAX_NUM_CONFIGS``, when set, lowers it (the GPU tests set 1)."""
     if os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes"):
         return {k: v for k, v in options.items() if k != "max_num_configs"}
+    configured = os.environ.get("NINETOOTHED_MAX_NUM_CONFIGS", "")
+    if "max_num_configs" in options and configured.isdigit():
+        return {**options, "max_num_configs": min(options["max_num_configs"], int(configured))}
     return options
