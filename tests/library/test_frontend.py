@@ -72,3 +72,36 @@ def test_the_environment_caps_the_configurations_tried(monkeypatch):
     assert _options({"max_num_configs": 16})["max_num_configs"] == 16
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert _options({"max_num_configs": 16}) == {}
+
+
+def _bad_calls(framework, ops):
+    """(call, what the error must say) for each op's typical mistake."""
+
+    def t(*shape, dtype="float32"):
+        return framework.from_numpy(random(shape, dtype))
+
+    x = t(4, 4)
+    return [
+        (lambda: ops.mm([1.0], x), r"mm: input must be a \w+ tensor, got list"),
+        (lambda: ops.mm(x, t(4, 4, dtype="float16")), r"mm: .*one dtype.*mat2 float16"),
+        (lambda: ops.bmm(x, x), r"bmm: input must be 3-D, got shape \(4, 4\)"),
+        (lambda: ops.addmm(t(3), x, x), r"addmm: .*\(3,\).*\(4, 4\)"),
+        (lambda: ops.conv2d(t(1, 3, 5, 5), t(2, 1, 3, 3)), "conv2d: input has 3 channels"),
+        (lambda: ops.conv2d(t(1, 1, 5, 5), t(1, 1, 3, 3), stride=0), "conv2d: stride"),
+        (lambda: ops.softmax(x, dim=2), r"softmax: dim 2 is out of range for shape \(4, 4\)"),
+        (lambda: ops.rms_norm(x, t(3)), r"rms_norm: weight must have shape \(4,\), got \(3,\)"),
+        (lambda: ops.fused_add_rms_norm(x, t(4, 2), t(4)), r"residual must have .*\(4, 2\)"),
+        (lambda: ops.rotary_position_embedding(t(1, 2, 3, 8), t(2, 3), t(2, 4)), r"\(2, 4\)"),
+        (lambda: ops.scaled_dot_product_attention(x, x, x), "query must be 4-D"),
+        (lambda: ops.max_pool2d(t(1, 1, 4, 4), 3, padding=2), "padding at most half"),
+        (lambda: ops.silu(t(3, dtype="int32")), "silu: .*input int32"),
+        (lambda: ops.swiglu(x, t(3)), "swiglu: shapes .* do not broadcast"),
+    ]
+
+
+def test_bad_arguments_are_named(framework):
+    """Every op refuses a typical mistake with the op, the argument and the values."""
+    calls = _bad_calls(framework, framework.ops)
+    for call, message in calls:
+        with pytest.raises(ValueError, match=message):
+            call()

@@ -20,7 +20,7 @@ FLOATS = ("float16", "bfloat16", "float32")
 
 def describe(framework: Framework, op: str, **tensors: Any) -> dict[str, TensorInfo]:
     """Each named tensor's description; all must share one supported float dtype."""
-    infos = {name: framework.describe(tensor) for name, tensor in tensors.items()}
+    infos = {name: _describe(framework, op, name, tensor) for name, tensor in tensors.items()}
     dtypes = {info.dtype for info in infos.values()}
     if len(dtypes) != 1 or not dtypes <= set(FLOATS):
         found = ", ".join(f"{name} {info.dtype}" for name, info in infos.items())
@@ -28,6 +28,16 @@ def describe(framework: Framework, op: str, **tensors: Any) -> dict[str, TensorI
             f"{op}: the tensors must share one dtype of {', '.join(FLOATS)}; got {found}"
         )
     return infos
+
+
+def _describe(framework: Framework, op: str, name: str, tensor: Any) -> TensorInfo:
+    """The framework's description of ``tensor``, or an error naming the argument."""
+    try:
+        return framework.describe(tensor)
+    except (AttributeError, TypeError) as error:
+        raise LaunchError(
+            f"{op}: {name} must be a {framework.name} tensor, got {type(tensor).__name__}"
+        ) from error
 
 
 def rank(op: str, name: str, info: TensorInfo, expected: int) -> None:
