@@ -127,7 +127,9 @@ def premake(gqa: bool = False, few_queries: bool = False) -> Premade:
         Tensor(4, shape_options=(None, None, None, HEAD_DIM)),
     )
     blocks: dict[str, Any] = {}
-    options: dict[str, int] = {}
+    # At most 12 configurations: each compile of this kernel takes a second or
+    # two, and the first call must stay well under 30 s (issue 13's floor).
+    options: dict[str, int] = {"max_num_configs": 12}
     if few_queries:
         blocks = {"BLOCK_SIZE_M": block_size(16, 16), "BLOCK_SIZE_N": block_size(64, 64)}
         options = {"num_warps": 4, "num_stages": 3}
