@@ -1,42 +1,45 @@
-"""NineToothed demo: three kernels from the tutorial, checked against PyTorch.
+"""NineToothed demo: the kernel library's ops, checked against PyTorch.
 
     python demo.py           # or: python3 dev.py demo (installs everything first)
 
-Builds vector addition, matrix multiplication and softmax with
-``ninetoothed.make``, runs them on torch tensors and compares each result with
-torch's own operator.  On a machine where torch sees a CUDA GPU the kernels run
-there; otherwise the demo sets ``TRITON_INTERPRET=1`` *before Triton is
-imported* (Triton decides at import and decoration time whether kernels are
-compiled or interpreted) and runs them in Triton's CPU interpreter, on small
-shapes because the interpreter executes programs one by one in Python.
+Calls every op of ``nt_torch.ops`` (the kernel library, written once in
+NineToothed in ``ninetoothed.library``) on torch tensors and compares each
+result with torch's own operator; then shows a few lines of matrix
+multiplication's arrangement beside the Triton code generated from it, and
+the configuration tuning chose.  On a machine where torch sees a CUDA GPU the
+kernels run there, in float16, and each op is timed against torch; otherwise
+the demo sets ``TRITON_INTERPRET=1`` *before Triton is imported* (Triton
+decides at import time whether kernels are compiled or interpreted) and runs
+them in Triton's CPU interpreter, in float32 on small ragged shapes, since the
+interpreter executes programs one by one in Python.
 
-Exits with status 1, saying which kernel failed and why, if a kernel cannot be
-built or launched or gives a wrong result.
+Exits with status 1, saying which op failed and why, if an op cannot be built
+or launched or gives a wrong result.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Setup:
-    """Where the kernels run and how big and precise their inputs are."""
+    """Where the ops run, on what sizes and in what precision."""
 
     device: str
     interpreted: bool
-    vector_size: int
-    matmul_shape: tuple[int, int, int]  # (M, N, K)
-    matmul_dtype: str
-    softmax_shape: tuple[int, int]
+    dtype: str
+    big: bool
 
 
 def choose_setup() -> Setup:
-    """Pick the GPU if torch sees one, else Triton's interpreter on the CPU.
+    """The GPU if torch sees one, else Triton's interpreter on the CPU.
 
     Must run before anything imports Triton, since it may set TRITON_INTERPRET.
     """
@@ -47,110 +50,166 @@ def choose_setup() -> Setup:
         if "triton" in sys.modules:
             raise RuntimeError("Triton was imported before TRITON_INTERPRET could be set")
         os.environ["TRITON_INTERPRET"] = "1"
-        # Small, ragged shapes: grids of tens of programs, edges that need masks.
-        # float32 matmul, because the interpreter's float16 dot is slow and the
-        # comparison would need loose tolerances.
-        return Setup("cpu", True, 1000, (70, 90, 50), "float32", (37, 200))
-    return Setup("cuda", False, 98_432, (512, 512, 512), "float16", (1823, 781))
+        return Setup("cpu", True, "float32", False)
+    return Setup("cuda", False, "float16", True)
 
 
-# --- The kernels, as the tutorial ("The Basics") writes them ----------------------------
-# They live in nt_examples/ (add.py, matmul.py, softmax.py), shared with the tests and
-# the benchmarks. They are imported only after choose_setup(): building a kernel
-# imports Triton, which must see TRITON_INTERPRET first.
+@dataclass(frozen=True)
+class Case:
+    """One op: its inputs' shapes (small, big), our call and torch's."""
+
+    name: str
+    shapes: tuple[list[tuple[int, ...]], list[tuple[int, ...]]]
+    ours: Callable[..., Any]
+    torch: Callable[..., Any]
 
 
-def make_add() -> Callable[..., object]:
-    """Vector addition: ``z = x + y`` over blocks of ``BLOCK_SIZE`` elements."""
-    from nt_examples import add
+def cases() -> list[Case]:
+    """Every op of the library, the way a user calls it, beside torch's version."""
+    import torch
+    import torch.nn.functional as F
 
-    return add.kernel
+    from nt_torch import ops
+
+    def torch_rope(x, sin, cos):  # torch has no rope op: Llama's half-split layout
+        sin, cos = sin[None, :, None, :], cos[None, :, None, :]
+        a, b = x.chunk(2, dim=-1)
+        return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
+
+    rows = ([(37, 200)], [(4096, 4096)])
+    big_square = [(4096, 4096)]
+    attention = ([(1, 2, 37, 32)] * 3, [(4, 48, 1024, 64)] * 3)
+    return [
+        Case("add", ([(1000,)] * 2, [(1 << 24,)] * 2), ops.add, torch.add),
+        Case(
+            "addmm",
+            ([(70, 90), (70, 50), (50, 90)], big_square * 3),
+            lambda i, a, b: ops.addmm(i, a, b, beta=0.5, alpha=2.0),
+            lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2.0),
+        ),
+        Case("bmm", ([(3, 40, 50), (3, 50, 30)], [(4, 2048, 2048)] * 2), ops.bmm, torch.bmm),
+        Case(
+            "conv2d",
+            ([(2, 5, 9, 11), (7, 5, 3, 3)], [(4, 512, 14, 14), (512, 512, 3, 3)]),
+            lambda x, w: ops.conv2d(x, w, padding=1),
+            lambda x, w: F.conv2d(x, w, padding=1),
+        ),
+        Case("mm", ([(70, 50), (50, 90)], big_square * 2), ops.mm, torch.mm),
+        Case("rms_norm", rows, ops.rms_norm, lambda x: F.rms_norm(x, x.shape[-1:], eps=1e-6)),
+        Case(
+            "rotary_position_embedding",
+            ([(2, 5, 3, 16), (5, 8), (5, 8)], [(4, 1024, 48, 64), (1024, 32), (1024, 32)]),
+            lambda x, s, c: ops.rotary_position_embedding(x, s, c, interleaved=False),
+            torch_rope,
+        ),
+        Case(
+            "scaled_dot_product_attention",
+            attention,
+            lambda q, k, v: ops.scaled_dot_product_attention(q, k, v, is_causal=True),
+            lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        ),
+        Case("silu", ([(1000,)], [(1 << 24,)]), ops.silu, F.silu),
+        Case("softmax", rows, ops.softmax, lambda x: torch.softmax(x, dim=-1)),
+        Case(
+            "max_pool2d",
+            ([(2, 3, 11, 13)], [(32, 64, 112, 112)]),
+            lambda x: ops.max_pool2d(x, 3, stride=2, padding=1),
+            lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+        ),
+        Case(
+            "swiglu",
+            ([(37, 200)] * 2, [(4096, 14336)] * 2),
+            ops.swiglu,
+            lambda a, b: a * F.silu(b),
+        ),
+        Case(
+            "fused_add_rms_norm",
+            ([(37, 200), (37, 200), (200,)], [(4096, 4096), (4096, 4096), (4096,)]),
+            lambda x, r, w: ops.fused_add_rms_norm(x, r, w)[0],
+            lambda x, r, w: F.rms_norm(x + r, w.shape, w, eps=1e-6),
+        ),
+    ]
 
 
-def make_matmul() -> Callable[..., object]:
-    """Matrix multiplication: each output block accumulates a row of input blocks
-    times a column of other blocks."""
-    from nt_examples import matmul
-
-    return matmul.kernel
+def relative_error(actual: Any, expected: Any) -> float:
+    """``|actual - expected| / |expected|`` (Frobenius norms, in float32)."""
+    difference = (actual.float() - expected.float()).norm()
+    return float(difference / expected.float().norm().clamp_min(1e-30))
 
 
-def make_softmax() -> Callable[..., object]:
-    """Row-wise softmax: one program per row, the row padded to ``BLOCK_SIZE``
-    with ``-inf`` so that padding changes neither the max nor the sum."""
-    from nt_examples import softmax
-
-    return softmax.kernel
+TOLERANCE = {"float32": 1e-4, "float16": 5e-3}
+"""How far an op computing in float32 and rounding once may be from torch's result."""
 
 
-# --- Running and checking -----------------------------------------------------------------
-
-
-def run_add(setup: Setup) -> tuple[object, float, str]:
-    """Run vector addition; return (kernel, max abs error, description)."""
+def check(case: Case, setup: Setup) -> tuple[list[Any], float]:
+    """Run ``case`` on fresh random inputs; return the inputs and the relative error."""
     import torch
 
-    kernel = make_add()
-    x = torch.randn(setup.vector_size, dtype=torch.float16, device=setup.device)
-    y = torch.randn(setup.vector_size, dtype=torch.float16, device=setup.device)
-    z = torch.empty_like(x)
-    kernel(x, y, z)
-    expected = x + y
-    check("add", z, expected, rtol=0, atol=0)  # one float16 addition: exact
-    return kernel, error(z, expected), f"x + y, {setup.vector_size} float16 elements"
+    dtype = getattr(torch, setup.dtype)
+    shapes = case.shapes[setup.big]
+    inputs = [torch.randn(shape, dtype=dtype, device=setup.device) for shape in shapes]
+    error = relative_error(case.ours(*inputs), case.torch(*inputs))
+    if not error < TOLERANCE[setup.dtype]:
+        raise AssertionError(f"relative error {error:.3g} against torch")
+    return inputs, error
 
 
-def run_matmul(setup: Setup) -> tuple[object, float, str]:
-    """Run matrix multiplication; return (kernel, max abs error, description)."""
-    import torch
+def timing(case: Case, inputs: list[Any]) -> str:
+    """Median times of ours and torch's (GPU only), and their ratio."""
+    from triton.testing import do_bench
 
-    m, n, k = setup.matmul_shape
-    dtype = getattr(torch, setup.matmul_dtype)
-    kernel = make_matmul()
-    input = torch.randn(m, k, dtype=dtype, device=setup.device)
-    other = torch.randn(k, n, dtype=dtype, device=setup.device)
-    output = torch.empty(m, n, dtype=dtype, device=setup.device)
-    kernel(input, other, output)
-    expected = input @ other
-    # float16: the kernel accumulates in float32 in a different order than cuBLAS, so
-    # results may differ by an ulp of float16 (about 1e-2 at these magnitudes).
-    tolerance = 1e-2 if dtype == torch.float16 else 1e-4
-    check("matmul", output, expected, rtol=tolerance, atol=tolerance)
-    return kernel, error(output, expected), f"({m}, {k}) @ ({k}, {n}), {setup.matmul_dtype}"
+    ours = do_bench(lambda: case.ours(*inputs), return_mode="median")
+    theirs = do_bench(lambda: case.torch(*inputs), return_mode="median")
+    return f"{ours:.3f} ms vs torch {theirs:.3f} ms ({theirs / ours:.2f}x torch's speed)"
 
 
-def run_softmax(setup: Setup) -> tuple[object, float, str]:
-    """Run softmax; return (kernel, max abs error, description)."""
-    import torch
-    import triton
-
-    kernel = make_softmax()
-    x = torch.randn(*setup.softmax_shape, dtype=torch.float32, device=setup.device)
-    y = torch.empty_like(x)
-    kernel(x, y, BLOCK_SIZE=triton.next_power_of_2(x.shape[-1]))
-    expected = torch.softmax(x, dim=-1)
-    check("softmax", y, expected, rtol=1e-5, atol=1e-6)
-    return kernel, error(y, expected), f"softmax over rows of {tuple(x.shape)}, float32"
+def side_by_side(left: list[str], right: list[str], width: int = 74) -> str:
+    """Two columns of text, the left one cut or padded to ``width``."""
+    lines = []
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        lines.append(f"  {a[:width]:<{width}} | {b}")
+    return "\n".join(lines)
 
 
-def error(actual, expected) -> float:
-    """Largest absolute difference, in float32."""
-    return (actual.float() - expected.float()).abs().max().item()
+def show_matmul() -> None:
+    """mm's arrangement beside an excerpt of the Triton generated from it, and the
+    configuration tuning chose for the last call."""
+    from ninetoothed.library import made_kernels, mm
+
+    source = inspect.getsource(mm.arrangement).splitlines()
+    arranged = [line.strip() for line in source if "arranged" in line and "=" in line][:8]
+    kernel = made_kernels("mm")[-1]
+    keys = ("tl.program_id", "for ", "tl.load(", "tl.dot(", "tl.store(")
+    lines = kernel.source.splitlines()
+    generated = [line.strip() for line in lines if any(key in line for key in keys)]
+    print("\nmm: the arrangement (NineToothed)  |  the Triton generated from it (excerpt)")
+    print(side_by_side(arranged, [line[:100] for line in generated[:8]]))
+    config = getattr(kernel.generated, "best_config", None)
+    print(f"  tuned configuration of the last call: {config}")
+    print(f"  the whole generated source: {kernel.source_path}")
 
 
-def check(name: str, actual, expected, *, rtol: float, atol: float) -> None:
-    """Raise AssertionError, with the largest error, unless the results agree."""
-    import torch
-
-    if not torch.allclose(actual, expected, rtol=rtol, atol=atol):
-        raise AssertionError(
-            f"{name}: result differs from torch (max abs error {error(actual, expected):.3g}, "
-            f"rtol={rtol}, atol={atol})"
-        )
+def run(setup: Setup) -> list[str]:
+    """Check (and on a GPU time) every op; return the names of those that failed."""
+    failures = []
+    for case in cases():
+        try:
+            inputs, error = check(case, setup)
+            detail = "" if setup.interpreted else "; " + timing(case, inputs)
+        except Exception:
+            failures.append(case.name)
+            print(f"[FAIL] {case.name}:", file=sys.stderr)
+            traceback.print_exc()
+            continue
+        shapes = ", ".join(str(tuple(x.shape)) for x in inputs)
+        print(f"[ok] {case.name}({shapes}): relative error vs torch {error:.1e}{detail}")
+    return failures
 
 
 def main() -> int:
-    """Run the three kernels; return 0 if all match torch, 1 otherwise."""
+    """Run every op; return 0 if all match torch, 1 otherwise."""
     try:
         setup = choose_setup()
         import torch
@@ -172,26 +231,14 @@ def main() -> int:
         else f"CUDA GPU: {torch.cuda.get_device_name()}"
     )
     print(f"NineToothed {getattr(ninetoothed, '__version__', '?')}, triton {triton.__version__}")
-    print(f"torch {torch.__version__}; running on {where}")
-
-    failures = []
-    for name, run in (("add", run_add), ("matmul", run_matmul), ("softmax", run_softmax)):
-        try:
-            kernel, max_error, description = run(setup)
-            # After the call: a kernel's source is generated for its first specialisation.
-            source_path = kernel.source_path
-        except Exception:
-            failures.append(name)
-            print(f"\n[FAIL] {name}:", file=sys.stderr)
-            traceback.print_exc()
-            continue
-        print(f"\n[ok] {name}: {description}; max abs error vs torch {max_error:.3g}")
-        print(f"     generated source: {source_path}")
-
+    print(f"torch {torch.__version__}; running on {where}, {setup.dtype}\n")
+    failures = run(setup)
+    if "mm" not in failures:
+        show_matmul()
     if failures:
         print(f"\ndemo FAILED: {', '.join(failures)}", file=sys.stderr)
         return 1
-    print("\nall kernels match torch")
+    print("\nevery op matches torch")
     return 0
 
 

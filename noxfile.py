@@ -122,7 +122,7 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Run vector addition, matrix multiplication and softmax and check them against torch."""
+    """Run every op of the kernel library (nt_torch.ops) and check it against torch."""
     install_cpu_stack(session)
     # demo.py picks the GPU when torch sees one, and Triton's interpreter otherwise.
     session.run("python", "demo.py", *session.posargs)

@@ -9,10 +9,10 @@ paper measures kernel files):
 * Triton: the ``@triton.jit`` functions a baseline module launches (its
   ``KERNELS``, with their decorators), its configuration list and pruning
   function; shared launch helpers (``_common``) are not counted.
-* ours: the module that defines the op's arrangement and application (the
-  module ``nt_torch.ops.<name>`` comes from, when it defines them), else the
-  seed kernel standing in for it (``nt_examples``): its ``arrangement``,
-  ``application``, tensors and ``make``.  ``--ours`` names another source.
+* ours: the kernel library's module of the op (``ninetoothed.library.<op>``:
+  arrangement, application and the variants ``make`` builds), plus ``mm`` for
+  ``bmm``, which only reuses it, and the functions of the shared arrangement
+  pieces (``ninetoothed.library.tiling``) the kernel calls.  ``--ours`` names another source.
 
 Columns: LOC, LLOC, SLOC, cyclomatic complexity G (the largest block's),
 Halstead vocabulary, length, volume and difficulty, maintainability index.
@@ -26,38 +26,25 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
-import inspect
 import json
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-sys.path.insert(1, str(BENCH.parent))  # nt_examples
+for _source in sorted(BENCH.parent.glob("packages/*/src")):  # ninetoothed, uninstalled
+    sys.path.append(str(_source))
 
 TASKS = ["add", "addmm", "bmm", "conv2d", "mm", "rms_norm", "rope", "sdpa", "silu", "softmax"]
 TASKS += ["max_pool2d", "swiglu", "fused_add_rms_norm"]
 
-OP_NAMES = {
-    "rope": ("rope", "rotary_position_embedding"),
-    "sdpa": ("sdpa", "scaled_dot_product_attention"),
+LIBRARY = {
+    "bmm": ("mm", "bmm"),  # bmm is mm's arrangement and application on 3-D tensors
+    "rope": ("rotary_position_embedding",),
+    "sdpa": ("scaled_dot_product_attention",),
 }
-
-STAND_INS = {
-    "add": ("nt_examples.add", ["arrangement", "application", "kernel"]),
-    "addmm": ("nt_examples.addmm", ["arrangement", "application", "tensors", "kernel"]),
-    "conv2d": ("nt_examples.conv2d", ["arrangement", "shape_options", "tensors", "kernel"]),
-    "mm": ("nt_examples.matmul", ["arrangement", "application", "tensors", "kernel"]),
-    "silu": (
-        "nt_examples.elementwise",
-        ["BLOCK_SIZE", "unary_arrangement", "silu", "silu_application", "silu_kernel"],
-    ),
-    "softmax": ("nt_examples.softmax", ["BLOCK_SIZE", "arrangement", "application", "kernel"]),
-    "sdpa": ("nt_examples.attention", []),  # causal only: the whole module
-}
-"""The seed kernels standing in for ours: module and top-level names ([] is all)."""
+"""The ``ninetoothed.library`` modules of a task's kernel, where not the task's name."""
 
 TUNING = ("CONFIGS", "INTERPRET_CONFIG", "_prune", "tune")
 
@@ -114,30 +101,37 @@ def ours_source(task: str, override: dict[str, str]) -> tuple[str, str] | None:
         module_name, _, names = override[task].partition(":")
         module = importlib.import_module(module_name)
         return extract(Path(module.__file__), [n for n in names.split(",") if n]), override[task]
-    found = _op_module(task)
-    if found is not None:
-        return extract(Path(found.__file__), []), f"{found.__name__} (module of the op)"
-    if task in STAND_INS:
-        module_name, names = STAND_INS[task]
-        module = importlib.import_module(module_name)
-        label = f"stand-in {module_name}" + (f": {', '.join(names)}" if names else "")
-        return extract(Path(module.__file__), names), label
-    return None
+    names = LIBRARY.get(task, (task,))
+    modules = [importlib.import_module(f"ninetoothed.library.{name}") for name in names]
+    source = "\n".join(extract(Path(str(module.__file__)), []) for module in modules)
+    tiling = importlib.import_module("ninetoothed.library.tiling")
+    helpers = used_helpers(source, Path(str(tiling.__file__)))
+    source += "\n" + extract(Path(str(tiling.__file__)), helpers) if helpers else ""
+    label = " + ".join(module.__name__ for module in modules)
+    return source, label + (f" + tiling: {', '.join(helpers)}" if helpers else "")
 
 
-def _op_module(task: str) -> ModuleType | None:
-    """The module that defines ``nt_torch.ops.<task>``, if it has an arrangement
-    and an application (else the op's file is not its kernel's)."""
-    try:
-        ops = importlib.import_module("nt_torch.ops")
-    except ImportError:
-        return None
-    for name in OP_NAMES.get(task, (task,)):
-        op = getattr(ops, name, None)
-        home = inspect.getmodule(op) if op is not None else None
-        if home is not None and hasattr(home, "arrangement") and hasattr(home, "application"):
-            return home
-    return None
+def used_helpers(source: str, helpers_path: Path) -> list[str]:
+    """The functions of ``helpers_path`` that ``source`` imports from it, and those
+    they call in turn (the shared arrangement pieces a kernel really uses)."""
+    module = ".".join(helpers_path.with_suffix("").parts[-3:])  # ninetoothed.library.tiling
+    tree = ast.parse(helpers_path.read_text())
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    imported = {
+        alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module == module
+        for alias in node.names
+    }
+    wanted: set[str] = set()
+    pending = sorted(imported & set(functions))
+    while pending:
+        name = pending.pop()
+        if name not in wanted:
+            wanted.add(name)
+            body = ast.walk(functions[name])
+            pending += [n.id for n in body if isinstance(n, ast.Name) and n.id in functions]
+    return sorted(wanted)
 
 
 def metrics(source: str) -> dict[str, float]:

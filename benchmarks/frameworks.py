@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for nt_examples
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # for baselines
 
 import jax  # noqa: E402
@@ -37,8 +36,8 @@ import triton.testing  # noqa: E402
 
 import ninetoothed  # noqa: E402
 from ninetoothed import Tensor  # noqa: E402
-from nt_examples import add as add_example  # noqa: E402
-from nt_examples import matmul as matmul_example  # noqa: E402
+from ninetoothed.library import add as add_example  # noqa: E402
+from ninetoothed.library import mm as matmul_example  # noqa: E402
 
 SIZE = 4096
 LOOP = 100

@@ -48,7 +48,9 @@ from typing import Any
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks"), str(ROOT / "tests")]
+# The example kernels it times are the tests' tutorial fixtures (support.tutorial).
+SEARCH_PATH = os.pathsep.join(filter(None, [str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH")]))
 N = 4096
 
 
@@ -76,7 +78,7 @@ def add_kernels() -> dict[str, tuple[Any, dict[str, Any]]]:
 
     import ninetoothed
     from ninetoothed import Tensor
-    from nt_examples import add
+    from support.tutorial import add
 
     def tensors() -> tuple[Any, ...]:
         return (Tensor(1), Tensor(1), Tensor(1))
@@ -140,7 +142,7 @@ def jax_cases() -> tuple[list[Any], list[Row]]:
     import jax.numpy as jnp
     import launch_probe
 
-    from nt_examples import add
+    from support.tutorial import add
 
     gpu = jax.devices("gpu")[0]
     x = jax.device_put(jnp.arange(N, dtype=jnp.float16) / 7, gpu)
@@ -198,7 +200,7 @@ def python(
 ) -> dict[str, Any]:
     """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
     result = subprocess.run(
-        [sys.executable, "-c", code, *argv], env={**os.environ, **env}, cwd=ROOT,
+        [sys.executable, "-c", code, *argv], env={**os.environ, "PYTHONPATH": SEARCH_PATH, **env}, cwd=ROOT,
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
     if result.returncode != 0:
@@ -217,7 +219,7 @@ print(json.dumps({"seconds": time.perf_counter() - began}))
 MAKE = """
 import json, os, sys, time
 import ninetoothed
-from nt_examples import matmul  # makes the example's own kernels: into another cache
+from support.tutorial import matmul  # makes the example's own kernels: into another cache
 os.environ["NINETOOTHED_CACHE_DIR"] = sys.argv[1]
 began = time.perf_counter()
 ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
@@ -260,7 +262,7 @@ import json, sys, time
 sys.path.insert(0, "benchmarks")
 import torch
 import ninetoothed
-from nt_examples import matmul
+from support.tutorial import matmul
 import launch_tuning
 a, b = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 c = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)

@@ -1,6 +1,6 @@
-"""Where the "ours" column comes from: our op ``nt_torch.ops.<name>`` when the
-kernel library has it, else the seed kernel of ``benchmarks/kernels.py`` that
-stands in for it (the ``nt_examples`` definitions), else nothing ("n/a").
+"""Where the "ours" column comes from: our op ``nt_torch.ops.<name>`` (the kernel
+library), else the diagnostic kernel of ``benchmarks/kernels.py`` a task names
+(the library's ``mm`` with the baseline's tuning), else nothing ("n/a").
 
 Both imports are lazy and guarded: a code generator that fails to import or
 build must cost its column, never the run.

@@ -42,7 +42,7 @@ class Task:
     ``make(small, device)`` draws the inputs; ``torch``, ``triton`` and
     ``reference`` take them as positional arguments (``reference`` gets float32
     copies); ``ours(op, *inputs)`` calls our op ``nt_torch.ops.<name>`` for the
-    first of ``op_names`` that exists (or the ``standin`` of
+    first of ``op_names`` that exists (or the diagnostic ``standin`` of
     ``benchmarks/kernels.py``); ``work`` counts bytes (memory-bound) or FLOPs.
     ``paper`` marks the paper's ten; tasks not ``default`` run only when named.
     """
@@ -133,7 +133,7 @@ def rope_inputs(small: bool, device: str) -> Inputs:
     )
 
 
-def sdpa_task(name: str, causal: bool, standin: str | None) -> Task:
+def sdpa_task(name: str, causal: bool) -> Task:
     """Scaled dot-product attention over (4, 48, 1024, 64) queries, keys and values."""
     big, tiny = [(4, 48, 1024, 64)] * 3, [(1, 2, 37, 16)] * 3
     call = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
@@ -148,7 +148,6 @@ def sdpa_task(name: str, causal: bool, standin: str | None) -> Task:
         "compute",
         ("sdpa", "scaled_dot_product_attention"),
         (lambda op, q, k, v: op(q, k, v, is_causal=True)) if causal else (lambda op, *i: op(*i)),
-        standin,
         paper=not causal,
     )
 
@@ -162,9 +161,9 @@ def elementwise_tasks() -> list[Task]:
         tasks += [
             Task(f"add{suffix}", f"add(({n},), ({n},))", vectors(n, 1000, 2), torch.add,
                  add.add, torch.add, lambda x, y: 3 * nbytes(x), "memory", ("add",),
-                 standin="add", paper=paper),
+                 paper=paper),
             Task(f"silu{suffix}", f"silu(({n},))", vectors(n, 1000, 1), F.silu, silu.silu,
-                 F.silu, lambda x: 2 * nbytes(x), "memory", ("silu",), standin="silu",
+                 F.silu, lambda x: 2 * nbytes(x), "memory", ("silu",),
                  paper=paper),
         ]  # fmt: skip
     return tasks
@@ -180,17 +179,16 @@ def gemm_tasks() -> list[Task]:
              lambda i, a, b: addmm.addmm(i, a, b, beta=BETA, alpha=ALPHA),
              lambda i, a, b: torch.addmm(i, a, b, beta=BETA, alpha=ALPHA),
              lambda i, a, b: gemm_flops(a, b), "compute", ("addmm",),
-             lambda op, i, a, b: op(i, a, b, beta=BETA, alpha=ALPHA), "addmm"),
+             lambda op, i, a, b: op(i, a, b, beta=BETA, alpha=ALPHA)),
         Task("bmm", "bmm((4, 2048, 2048), (4, 2048, 2048))",
              matrices([(4, 2048, 2048)] * 2, [(3, 37, 50), (3, 50, 45)]), torch.bmm, bmm.bmm,
              torch.bmm, gemm_flops, "compute", ("bmm",)),
         Task("conv2d", "conv2d((4, 512, 14, 14), (512, 512, 3, 3))",
              matrices([(4, 512, 14, 14), (512, 512, 3, 3)], [(2, 5, 9, 11), (7, 5, 3, 3)]),
-             F.conv2d, conv2d.conv2d, F.conv2d, conv_flops, "compute", ("conv2d",),
-             standin="conv2d"),
+             F.conv2d, conv2d.conv2d, F.conv2d, conv_flops, "compute", ("conv2d",)),
         Task("mm", "mm((4096, 4096), (4096, 4096))",
              matrices(square[:2], [(37, 50), (50, 45)]), torch.mm, mm.mm, torch.mm, gemm_flops,
-             "compute", ("mm",), standin="matmul"),
+             "compute", ("mm",)),
     ]  # fmt: skip
 
 
@@ -215,7 +213,7 @@ def row_tasks() -> list[Task]:
         Task("softmax", "softmax((4096, 4096))", matrices(row, [(7, 100)]),
              lambda x: torch.softmax(x, dim=-1), softmax.softmax,
              lambda x: torch.softmax(x, dim=-1), lambda x: 2 * nbytes(x), "memory",
-             ("softmax",), standin="softmax"),
+             ("softmax",)),
     ]  # fmt: skip
 
 
@@ -262,7 +260,7 @@ def all_tasks() -> list[Task]:
         elementwise_tasks()
         + gemm_tasks()
         + row_tasks()
-        + [sdpa_task("sdpa", False, None), sdpa_task("sdpa_causal", True, "sdpa_causal")]
+        + [sdpa_task("sdpa", False), sdpa_task("sdpa_causal", True)]
         + extra_tasks()
         + diagnostic_tasks()
     )

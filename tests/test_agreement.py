@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ninetoothed.errors import LaunchError
-from nt_examples import add, matmul
+from support.tutorial import add, matmul
 
 MATMUL_TILES = {"BLOCK_SIZE_0": 128, "BLOCK_SIZE_1": 128, "BLOCK_SIZE_2": 128}
 

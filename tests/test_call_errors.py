@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ninetoothed.errors import LaunchError
-from nt_examples import add, elementwise
+from support.tutorial import add, elementwise
 
 
 def vectors(framework, count=3, size=8):

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 import torch
 from support.base import ON_GPU
+from support.tutorial import add, matmul, softmax
 
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
-from nt_examples import add, conv2d, matmul, softmax
 from nt_triton import knobs
 
 
@@ -127,13 +127,18 @@ def test_incompatible_shapes_at_call():
 
 
 def test_conv2d_channel_mismatch_at_call():
+    # The library's kernel, called directly: the op itself checks channels first.
+    from ninetoothed.library import conv2d
+    from ninetoothed.library.frontend.kernels import kernel
+
+    conv2d_kernel = kernel(conv2d, stride=(1, 1), padding=(0, 0), dilation=(1, 1))
     # One filter channel against three input channels: the squeezed channel
     # dimension of the tiled input has size 3, not 1.
     input, filter = torch.randn(1, 3, 5, 5), torch.randn(2, 1, 3, 3)
     # The channels are tied (input's tile is the filter's shape): that agreement is
     # checked first; the squeezed size's requirement would catch it too.
     with pytest.raises(LaunchError, match=r"'input' \(shape \(1, 3, 5, 5\), dimension 1: 3\)"):
-        conv2d.kernel(input, filter, torch.empty(1, 2, 3, 3))
+        conv2d_kernel(input, filter, torch.empty(1, 2, 3, 3))
 
 
 def test_no_adapter_for_arguments():
@@ -171,7 +176,7 @@ def test_pinning_meta_symbols_needs_all():
 
 
 def test_scalar_parameter_given_a_tensor():
-    from nt_examples import elementwise
+    from support.tutorial import elementwise
 
     x = torch.randn(8)
     with pytest.raises(LaunchError, match="'alpha' is a scalar"):

@@ -1,4 +1,4 @@
-"""The seed documents' kernels, for every framework, on the interpreter or the GPU.
+"""The tutorial's kernels (language features), for every framework, on the interpreter or the GPU.
 
 Each test draws fresh random inputs, poisons the outputs, runs the kernel and
 compares with a float64 numpy reference by relative error.  Sizes include 1,
@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 import triton
 from support.base import ON_GPU
-
-from nt_examples import add, addmm, attention, conv2d, elementwise, matmul, softmax
+from support.tutorial import add, elementwise, matmul, softmax
 
 RNG = np.random.default_rng()
 
@@ -101,60 +100,6 @@ def test_softmax(framework, shape):
     (y,) = framework.call(softmax.kernel, args, {"BLOCK_SIZE": block}, outputs=[1])
     exponentials = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
     assert relative_error(y, exponentials / exponentials.sum(-1, keepdims=True)) < 1e-5
-
-
-def test_addmm_reuses_matmul_application(framework):
-    m, k, n = 19, 23, 29
-    input, mat1, mat2 = random(m, n), random(m, k), random(k, n)
-    beta, alpha = 0.5, 2.0
-    args = [framework.from_numpy(t) for t in (input, mat1, mat2)]
-    args += [beta, alpha, framework.poisoned((m, n), "float32")]
-    (output,) = framework.call(addmm.kernel, args, {}, outputs=[5])
-    expected = beta * input.astype(np.float64) + alpha * (mat1.astype(np.float64) @ mat2)
-    assert relative_error(output, expected) < tolerance("float32", matrix=True)
-
-
-def conv2d_reference(input: np.ndarray, filter: np.ndarray) -> np.ndarray:
-    n, c, h, w = input.shape
-    k, _, r, s = filter.shape
-    p, q = h - r + 1, w - s + 1
-    output = np.zeros((n, k, p, q))
-    for i in range(r):
-        for j in range(s):
-            window = input[:, :, i : i + p, j : j + q].astype(np.float64)
-            output += np.einsum("nchw,kc->nkhw", window, filter[:, :, i, j].astype(np.float64))
-    return output
-
-
-@pytest.mark.parametrize("shape", [(1, 1, 3, 3, 1, 1, 1), (2, 3, 7, 6, 4, 3, 2)])
-def test_conv2d_implicit_gemm(framework, shape):
-    n, c, h, w, k, r, s = shape
-    input, filter = random(n, c, h, w), random(k, c, r, s)
-    output_shape = (n, k, h - r + 1, w - s + 1)
-    args = [framework.from_numpy(input), framework.from_numpy(filter)]
-    args.append(framework.poisoned(output_shape, "float32"))
-    (output,) = framework.call(conv2d.kernel, args, {}, outputs=[2])
-    assert relative_error(output, conv2d_reference(input, filter)) < tolerance("float32", True)
-
-
-def attention_reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
-    q, k, v = (t.astype(np.float64) for t in (q, k, v))
-    scores = q @ np.swapaxes(k, -1, -2) * scale
-    length = q.shape[-2]
-    scores = np.where(np.tril(np.ones((length, length), bool)), scores, -np.inf)
-    weights = np.exp(scores - scores.max(-1, keepdims=True))
-    return (weights / weights.sum(-1, keepdims=True)) @ v
-
-
-@pytest.mark.parametrize("shape", [(1, 1, 16, 16), (1, 2, 40, 32)])
-def test_attention_three_level_offsets(framework, shape):
-    dtype = "float16"
-    q, k, v = (random(*shape, dtype=dtype) for _ in range(3))
-    scale = 1 / np.sqrt(shape[-1])
-    args = [framework.from_numpy(t) for t in (q, k, v)]
-    args += [float(scale), framework.poisoned(shape, dtype)]
-    (o,) = framework.call(attention.kernel, args, {}, outputs=[4])
-    assert relative_error(o, attention_reference(q, k, v, scale)) < 1e-2
 
 
 @pytest.mark.parametrize("size", [1, 17, 1000])

@@ -155,7 +155,7 @@ def test_first_calls_from_two_threads_tune_once_and_agree():
 
 @pytest.mark.parametrize("way", ["tuned", "constexpr", "pinned"])
 def test_the_fast_path_launches_correctly_and_captures_in_a_cuda_graph(way):
-    from nt_examples import add
+    from support.tutorial import add
 
     tensors = (Tensor(1), Tensor(1), Tensor(1))
     keywords = {}
@@ -196,7 +196,7 @@ def test_the_fast_path_launches_correctly_and_captures_in_a_cuda_graph(way):
     not ON_GPU or torch.cuda.device_count() < 2, reason="needs a second GPU (cuda:1)"
 )
 def test_launches_on_the_arguments_device_and_its_current_stream():
-    from nt_examples import add
+    from support.tutorial import add
 
     kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1), Tensor(1), Tensor(1)))
     torch.cuda.set_device(0)

@@ -9,6 +9,9 @@
 # checklist over several calls when one call's limit is too short for all;
 # NT_BENCH_ARGS replaces the benchmarks' arguments (default --quick).
 #
+# NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
+# dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
+#
 # NT_STEPS=paper is the paper's evaluation (issue 13) in one call of about
 # 8 minutes: "quick" (the Triton baselines' tests, compiled for the GPU),
 # "bench" (benchmarks/run.py, full: 5 interleaved rounds), "e2e"
@@ -54,6 +57,16 @@ if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); fi
 NT_TEST_GPU=1 timeout -k 10 "${NT_QUICK_SECONDS:-90}" python3 -m pytest tests/test_baselines.py \
     -m "not interpreter_only" ${workers[@]+"${workers[@]}"} -q -rfs --tb=short -p no:cacheprovider \
     2>&1 | tee "$LOGS/quick-tests.log" | tail -15
+fi
+
+if [[ $STEPS == *" library "* ]]; then
+echo "=== kernel library tests on the GPU (every op, dtype, framework; the paper's shapes)"
+workers=()
+if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); fi
+NT_TEST_GPU=1 NINETOOTHED_MAX_NUM_CONFIGS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false \
+    timeout -k 10 "${NT_LIBRARY_SECONDS:-300}" python3 -m pytest tests/library \
+    -m "not interpreter_only" ${workers[@]+"${workers[@]}"} -q -rfs --tb=short \
+    -p no:cacheprovider 2>&1 | tee "$LOGS/library-tests.log" | tail -30
 fi
 
 if [[ $STEPS == *" tests "* ]]; then

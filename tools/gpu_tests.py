@@ -85,7 +85,9 @@ def main(pytest_args: list[str]) -> int:
         # A kernel whose compile never ends must fail its test, not stall the run
         # (seen once: an oversized tile; a device lease is short).
         command.append("--timeout=180")
-    command += [*test_paths(), *pytest_args]
+    # Paths among the arguments (tests/library, say) replace the whole suite.
+    named = [a for a in pytest_args if not a.startswith("-") and (ROOT / a.split("::")[0]).exists()]
+    command += [*([] if named else test_paths()), *pytest_args]
     return subprocess.run(command, env=env, cwd=ROOT, check=False).returncode
 
 

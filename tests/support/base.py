@@ -52,6 +52,16 @@ class FrameworkSupport:
         """
         raise NotImplementedError
 
+    @property
+    def ops(self) -> Any:
+        """The framework's ops module (``nt_torch.ops`` …): the kernel library."""
+        raise NotImplementedError
+
+    def poisoned_like(self, like: Any, shape: Sequence[int]) -> Any:
+        """An output of ``shape`` with ``like``'s dtype and device, filled with NaN: what
+        the library's ops allocate, when a test wants to see every element written."""
+        raise NotImplementedError
+
     def call(
         self, kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], outputs: Sequence[int]
     ) -> list[np.ndarray]:

@@ -87,3 +87,15 @@ class JaxSupport(FrameworkSupport):
                 )
             picked.append(self.to_numpy(results[written.index(name)]))
         return picked
+
+    @property
+    def ops(self):
+        import nt_jax.ops
+
+        return nt_jax.ops
+
+    def poisoned_like(self, like: jax.Array, shape) -> jax.Array:
+        """An array of NaN: JAX kernels take an output's initial contents as an array."""
+        import jax.numpy as jnp
+
+        return jnp.full(tuple(shape), jnp.nan, dtype=like.dtype, device=self._device)

@@ -42,3 +42,12 @@ class PaddleSupport(FrameworkSupport):
         axes = list(range(array.ndim))
         axes[-1], axes[-2] = axes[-2], axes[-1]
         return self.from_numpy(transposed).transpose(axes)
+
+    @property
+    def ops(self):
+        import nt_paddle.ops
+
+        return nt_paddle.ops
+
+    def poisoned_like(self, like: paddle.Tensor, shape) -> paddle.Tensor:
+        return paddle.full(list(shape), float("nan"), dtype=like.dtype, device=like.place)

@@ -29,3 +29,12 @@ class TorchSupport(FrameworkSupport):
             return self.from_numpy(doubled)[::2]
         transposed = np.ascontiguousarray(np.swapaxes(array, -1, -2))
         return self.from_numpy(transposed).transpose(-1, -2)
+
+    @property
+    def ops(self):
+        import nt_torch.ops
+
+        return nt_torch.ops
+
+    def poisoned_like(self, like: torch.Tensor, shape) -> torch.Tensor:
+        return torch.full(tuple(shape), float("nan"), dtype=like.dtype, device=like.device)

@@ -222,7 +222,7 @@ def test_a_source_tensors_shape_cannot_be_assigned():
 
 @pytest.mark.parametrize("name", ["gather_kernel", "pointer_kernel"])
 def test_the_examples_source_kernels(framework, name):
-    from nt_examples import upstream_style
+    from support.tutorial import upstream_style
 
     x = RNG.standard_normal((37, 21)).astype(np.float32)
     args = [framework.non_contiguous(x), framework.poisoned((37, 21), "float32")]
@@ -231,7 +231,7 @@ def test_the_examples_source_kernels(framework, name):
 
 
 def test_the_examples_untiled_kernel(framework):
-    from nt_examples import upstream_style
+    from support.tutorial import upstream_style
 
     x = RNG.standard_normal(23).astype(np.float32)
     args = [framework.from_numpy(x), framework.poisoned((23,), "float32")]

@@ -40,6 +40,7 @@ MARK = "NINETOOTHED_FAKECUDA"
 STREAM = 0xABC
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # support.tutorial: the example kernels
 
 
 def reexec() -> None:
@@ -139,7 +140,7 @@ def main() -> int:
 
     import ninetoothed
     from ninetoothed import Symbol, Tensor
-    from nt_examples import add, matmul
+    from support.tutorial import add, matmul
     from nt_torch.adapter import TorchAdapter
 
     set_stand_in_driver(STREAM)
@@ -315,7 +316,7 @@ def paddle_rows() -> dict[str, Callable[[], Any]]:
     except ImportError:
         return {}
     import ninetoothed
-    from nt_examples import add
+    from support.tutorial import add
     from nt_paddle import fastpath as paddle_fastpath
     from nt_paddle.adapter import PaddleAdapter
     from nt_triton.launch import HostReads

@@ -318,7 +318,9 @@ def test_mixed_frameworks() -> None:
     with pytest.raises(LaunchError, match="cannot mix tensors of two frameworks"):
         fresh(jnp.ones(4), torch.ones(4), struct(4))
     # Once a kernel has dispatched on JAX arrays it skips the mixing check, and
-    # the JAX adapter's own validation names the foreign argument.
+    # the JAX adapter's own validation names the foreign argument.  Dispatch
+    # here: the test must not depend on another having run first.
+    kernel(jnp.ones(4), jnp.ones(4), struct(4))
     with pytest.raises(LaunchError, match="'y' expects a jax tensor"):
         kernel(jnp.ones(4), torch.ones(4), struct(4))
 

@@ -72,18 +72,23 @@ def test_pinned_meta_values_must_be_powers_of_two():
 def test_one_configuration_is_the_middle_of_the_space(monkeypatch):
     """With room for one configuration, tuning takes the middle, never the largest tile."""
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")
-    from nt_examples import matmul
+    from ninetoothed.library import mm
 
-    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    premade = mm.premake()
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
     (config,) = kernel.generated.configurations
     m, n, k = (config.values[name] for name in ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"))
     assert m * n < 1024 * 1024 and (m, n, k) != (16, 16, 16)
+    # A pipelined loop keeps a configuration that fits 4-byte elements.
+    pipelined = (m * k + k * n) * 4 * config.num_stages
+    assert pipelined <= tuning.SHARED_MEMORY_BYTES
 
 
 def test_block_sizes_take_the_arrangement_parameters_names():
-    from nt_examples import matmul
+    from ninetoothed.library import mm
 
-    kernel = ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    premade = mm.premake()
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
     assert set(kernel.spec.meta_symbols) == {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"}
 
 
@@ -109,10 +114,11 @@ def test_the_space_counts_sizes_at_their_bounds_and_dot_accumulators(monkeypatch
 
 
 def test_a_call_with_wider_elements_prunes_what_no_longer_fits():
-    from nt_examples import matmul
+    from ninetoothed.library import mm
 
+    premade = mm.premake()
     kernel = ninetoothed.make(
-        matmul.arrangement, matmul.application, matmul.tensors, max_num_configs=1000
+        premade.arrangement, premade.application, premade.tensors, max_num_configs=1000
     )
     generated = kernel.generated
     sizing = generated._sizing

@@ -19,7 +19,7 @@ from nt_triton.codegen import naming
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
-from nt_triton.codegen.syntax import call
+from nt_triton.codegen.syntax import call, dotted
 from nt_triton.codegen.views import View
 
 PointersAndMask = tuple[ast.expr, ast.expr | None]
@@ -46,7 +46,12 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
         if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
             # A scalar condition is compared after broadcasting to the tile:
             # Triton's interpreter rejects masks built from scalar booleans.
-            node.left = call("tl.broadcast_to", [node.left, _shape(context, view)])
+            # A literal (a middle level indexed by a constant) is no Triton value.
+            node.left = (
+                call("tl.full", [_shape(context, view), node.left, dotted("tl.int32")])
+                if isinstance(node.left, ast.Constant)
+                else call("tl.broadcast_to", [node.left, _shape(context, view)])
+            )
         mask_node = node if mask_node is None else ast.BinOp(mask_node, ast.BitAnd(), node)
     return pointers, mask_node
 

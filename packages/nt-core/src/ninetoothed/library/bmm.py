@@ -1,0 +1,15 @@
+"""``bmm``: batched matrix multiplication, ``mm``'s arrangement and application on
+3-D tensors (one matrix of the batch per program, along the first dimension)."""
+
+from __future__ import annotations
+
+from ninetoothed.library import mm
+from ninetoothed.library.tiling import Premade
+
+arrangement = mm.arrangement
+application = mm.application
+
+
+def premake(tallest: int | None = None) -> Premade:
+    """The kernel for (batch, M, K) @ (batch, K, N); ``tallest`` as for ``mm``."""
+    return mm.premake(3, tallest)

@@ -1,0 +1,65 @@
+"""``conv2d`` by implicit GEMM, reusing ``mm``'s arrangement and application (the
+paper's listing 8), with stride, padding and dilation.
+
+With the input (N, C, H, W), the filter (K, C, R, S) and the output (N, K, P, Q),
+each output position (n, p, q) is a row of a (N*P*Q, C*R*S) matrix: the input
+window it sees, laid out by ``tile`` (strided and dilated windows over the
+padded input) and ``ravel``/``flatten``.  The filter is a (C*R*S, K) matrix
+and the output a (N*P*Q, K) one; ``mm`` does the rest.  The filter's sizes
+are compile-time constants, so index arithmetic divides by constants.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ninetoothed.library import mm
+from ninetoothed.library.tiling import Premade
+from ninetoothed.symbol import Symbol
+from ninetoothed.tensor import Tensor
+
+Pair = tuple[int, int]
+
+
+def arrangement(
+    input: Tensor,
+    filter: Tensor,
+    output: Tensor,
+    stride: Pair = (1, 1),
+    padding: Pair = (0, 0),
+    dilation: Pair = (1, 1),
+    BLOCK_SIZE_M: Symbol = mm.BLOCK_SIZE_M,
+    BLOCK_SIZE_N: Symbol = mm.BLOCK_SIZE_N,
+    BLOCK_SIZE_K: Symbol = mm.BLOCK_SIZE_K,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The convolution as ``mm(input windows, filter)`` into the output's positions."""
+    if any(padding):
+        input = input.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    input_arranged = input.tile(
+        (1, *filter.shape[1:]),
+        strides=(-1, -1, *stride),
+        dilation=(1, 1, *dilation),
+        floor_mode=True,
+    )
+    input_arranged = input_arranged.squeeze(1)
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    input_arranged = input_arranged.ravel()
+    input_arranged = input_arranged.flatten(end_dim=3).flatten(start_dim=1)
+
+    filter_arranged = filter.flatten(start_dim=1)
+    filter_arranged = filter_arranged.permute((1, 0))
+
+    output_arranged = output.permute((0, 2, 3, 1)).flatten(end_dim=3)
+
+    blocks = (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K)
+    return mm.arrangement(input_arranged, filter_arranged, output_arranged, *blocks)
+
+
+application = mm.application
+
+
+def premake(stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Premade:
+    """The kernel for one stride, padding and dilation."""
+    tensors = (Tensor(4), Tensor(4, shape_options={"constexpr": True}), Tensor(4))
+    arranged = functools.partial(arrangement, stride=stride, padding=padding, dilation=dilation)
+    return Premade(arranged, application, tensors, mm.TUNING)

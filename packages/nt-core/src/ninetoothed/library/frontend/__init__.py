@@ -1,0 +1,66 @@
+"""The library's ops, written once for every framework.
+
+Each op checks its arguments, works out the output's shape, picks the kernel
+variant (:mod:`~ninetoothed.library.frontend.kernels`) and describes the
+outputs to allocate; a framework's hook
+(:class:`~ninetoothed.library.frontend.framework.Framework`) does the
+allocation and runs the kernel in its convention.  ``nt_torch.ops``,
+``nt_paddle.ops`` and ``nt_jax.ops`` are these ops bound to their framework
+by :func:`install`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from ninetoothed.library.frontend import attention, elementwise, matmul, pooling, rows
+from ninetoothed.library.frontend.framework import Framework, InPlace
+
+__all__ = ["OPERATIONS", "Framework", "InPlace", "bind", "install"]
+
+OPERATIONS: dict[str, Callable[..., Any]] = {
+    "add": elementwise.add,
+    "addmm": matmul.addmm,
+    "bmm": matmul.bmm,
+    "conv2d": matmul.conv2d,
+    "fused_add_rms_norm": rows.fused_add_rms_norm,
+    "max_pool2d": pooling.max_pool2d,
+    "mm": matmul.mm,
+    "rms_norm": rows.rms_norm,
+    "rotary_position_embedding": attention.rotary_position_embedding,
+    "scaled_dot_product_attention": attention.scaled_dot_product_attention,
+    "silu": elementwise.silu,
+    "softmax": rows.softmax,
+    "swiglu": elementwise.swiglu,
+}
+"""Every op by name; each takes the framework first."""
+
+
+def bind(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
+    """``operation`` for one framework: its signature and documentation without the
+    framework argument."""
+
+    @functools.wraps(operation)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        return operation(framework, *args, **kwargs)
+
+    signature = inspect.signature(operation)
+    parameters = list(signature.parameters.values())[1:]
+    op.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    op.__module__ = framework_module(framework)
+    return op
+
+
+def framework_module(framework: Framework) -> str:
+    """Where a framework's ops live: ``nt_torch.ops`` for ``"torch"``."""
+    return f"nt_{framework.name}.ops"
+
+
+def install(namespace: MutableMapping[str, Any], framework: Framework) -> list[str]:
+    """Put every op, bound to ``framework``, into a module's ``namespace``; return the names."""
+    for name, operation in OPERATIONS.items():
+        namespace[name] = bind(operation, framework)
+    return sorted(OPERATIONS)

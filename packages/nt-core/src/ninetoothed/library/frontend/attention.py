@@ -1,0 +1,85 @@
+"""The attention ops: ``scaled_dot_product_attention`` and ``rotary_position_embedding``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ninetoothed.errors import LaunchError
+from ninetoothed.library import rotary_position_embedding as rope_kernel
+from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
+from ninetoothed.library.frontend import common
+from ninetoothed.library.frontend.framework import Framework
+from ninetoothed.library.frontend.kernels import kernel
+
+FEW_QUERIES = 16
+"""Query lengths up to this take the decoding kernel (one fixed configuration)."""
+
+
+def scaled_dot_product_attention(
+    framework: Framework,
+    query: Any,
+    key: Any,
+    value: Any,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Any:
+    """``softmax(query @ key.T * scale) @ value`` in a new tensor, FlashAttention-2's way
+    (like ``torch.nn.functional.scaled_dot_product_attention`` without a mask or
+    dropout).
+
+    ``query`` (B, H, Lq, D), ``key`` and ``value`` (B, H_kv, Lk, D): any lengths,
+    D from 16 to 256; with ``enable_gqa``, H_kv may divide H (grouped-query
+    attention).  ``is_causal`` masks aligned top-left, as torch does; ``scale``
+    defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
+    any strides.
+    """
+    op = "scaled_dot_product_attention"
+    infos = common.describe(framework, op, query=query, key=key, value=value)
+    for name, info in infos.items():
+        common.rank(op, name, info, 4)
+    (b, h, lq, d), (bk, h_kv, _, dk) = infos["query"].shape, infos["key"].shape
+    if infos["value"].shape != infos["key"].shape or (bk, dk) != (b, d):
+        raise LaunchError(
+            f"{op}: shapes do not match: {', '.join(str(i.shape) for i in infos.values())}"
+        )
+    if h_kv != h and not (enable_gqa and h_kv and h % h_kv == 0):
+        raise LaunchError(
+            f"{op}: {h} query heads and {h_kv} key/value heads need enable_gqa=True and "
+            "key/value heads that divide the query heads"
+        )
+    if not 16 <= d <= 256:
+        raise LaunchError(f"{op}: the head dimension must be from 16 to 256, got {d}")
+    found = kernel(sdpa_kernel, gqa=h_kv != h, few_queries=lq <= FEW_QUERIES)
+    scale = 1 / math.sqrt(d) if scale is None else float(scale)
+    arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, (b, h, lq, d))]
+    return framework.run(found, arguments, [5])[0]
+
+
+def rotary_position_embedding(
+    framework: Framework, input: Any, sin: Any, cos: Any, interleaved: bool = True
+) -> Any:
+    """``input`` (B, L, H, D) rotated pairwise by the angles whose sines and cosines
+    ``sin`` and ``cos`` (L, D / 2) hold, in a new tensor.
+
+    The pairs are ``(x[2i], x[2i + 1])`` when ``interleaved``, else ``(x[i],
+    x[i + D / 2])`` (half-split, Llama's layout).  D even; float16, bfloat16 or
+    float32, all the same (computed in float32); any strides.
+    """
+    op = "rotary_position_embedding"
+    infos = common.describe(framework, op, input=input, sin=sin, cos=cos)
+    common.rank(op, "input", infos["input"], 4)
+    shape = infos["input"].shape
+    length, dim = shape[1], shape[3]
+    if (
+        dim % 2
+        or infos["sin"].shape != (length, dim // 2)
+        or infos["cos"].shape != (length, dim // 2)
+    ):
+        raise LaunchError(
+            f"{op}: input {shape} needs an even last dimension and sin, cos of shape "
+            f"({length}, {dim // 2}); got {infos['sin'].shape}, {infos['cos'].shape}"
+        )
+    found = kernel(rope_kernel, interleaved=bool(interleaved))
+    return framework.run(found, [input, sin, cos, framework.empty(input, shape)], [3])[0]

@@ -1,0 +1,45 @@
+"""What the library's ops need from a framework: a small hook, one per framework.
+
+The ops (:mod:`ninetoothed.library.frontend`) do every check, every shape
+computation and every choice of kernel once, for all frameworks; a framework
+supplies only what differs: how to describe a tensor, allocate an output,
+reshape, and run a kernel in its calling convention.  PyTorch and PaddlePaddle
+kernels write into the outputs passed in (:class:`InPlace`); JAX kernels
+return them (``nt_jax.ops`` overrides :meth:`Framework.run`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from ninetoothed.hookspecs import TensorInfo
+
+
+class Framework(Protocol):
+    """The per-framework hook of the library's ops."""
+
+    name: str
+    """The framework's import name (``"torch"``, ``"paddle"``, ``"jax"``)."""
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """Shape, strides (elements), dtype name, device and data pointer."""
+
+    def empty(self, like: Any, shape: Sequence[int]) -> Any:
+        """A new row-major output of ``shape`` with ``like``'s dtype and device (for a
+        functional framework, whatever its kernels take for an output)."""
+
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
+        """``tensor`` with a new shape (a view where the framework has views)."""
+
+    def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
+        """Call ``kernel`` on ``arguments``; return the outputs at those positions."""
+
+
+class InPlace:
+    """``run`` for frameworks whose kernels write into the outputs passed in."""
+
+    def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
+        """Call ``kernel``; the outputs are the arguments at ``outputs``, now written."""
+        kernel(*arguments)
+        return [arguments[index] for index in outputs]

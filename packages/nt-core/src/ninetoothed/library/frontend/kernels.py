@@ -1,0 +1,90 @@
+"""Building the library's kernels: once per variant, on first use, shared by every framework.
+
+A kernel module (``ninetoothed.library.<op>``) describes each variant with
+``premake(**variant)``; :func:`kernel` makes it with ``ninetoothed.make`` the
+first time that variant is asked for and keeps it.  Kernels are
+framework-agnostic: the one made for a PyTorch call also serves Paddle and JAX.
+
+:func:`pinned_block_sizes` makes the kernels built while it is active use one
+fixed block size instead of tuning: every arrangement parameter whose default
+is a meta symbol (``BLOCK_SIZE_M=block_size()``) gets the value.  Tests use it
+to run several programs per grid dimension under the interpreter, where
+tuning would pick the largest blocks; symbol names play no part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+from types import ModuleType
+from typing import Any
+
+from ninetoothed.make import Kernel, make
+from ninetoothed.symbol import Symbol
+
+_PINNED: ContextVar[int | None] = ContextVar("ninetoothed_library_pinned", default=None)
+_KERNELS: dict[tuple[Any, ...], Kernel] = {}
+
+
+@contextlib.contextmanager
+def pinned_block_sizes(size: int) -> Iterator[None]:
+    """Within the block, library kernels are built with every block size ``size``."""
+    token = _PINNED.set(size)
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
+def kernel(module: ModuleType, **variant: Any) -> Kernel:
+    """The kernel of ``module`` for ``variant`` (``premake``'s arguments), made once."""
+    pinned = _PINNED.get()
+    key = (module.__name__, tuple(sorted(variant.items())), pinned)
+    found = _KERNELS.get(key)
+    if found is None:
+        premade = module.premake(**variant)
+        arrangement = premade.arrangement
+        if pinned is not None:
+            arrangement = functools.partial(
+                arrangement, **dict.fromkeys(_blocks(arrangement), pinned)
+            )
+        name = module.__name__.rsplit(".", 1)[-1]
+        found = make(
+            arrangement,
+            premade.application,
+            premade.tensors,
+            name=name,
+            **_options(premade.options),
+        )
+        _KERNELS[key] = found
+    return found
+
+
+def made(op: str | None = None) -> list[Kernel]:
+    """The kernels made so far (of the op module named ``op``), oldest first."""
+    return [k for key, k in _KERNELS.items() if op is None or key[0].rsplit(".", 1)[-1] == op]
+
+
+def _blocks(arrangement: Any) -> list[str]:
+    """The arrangement's parameters that default to a meta symbol (its block sizes)."""
+    return [
+        name
+        for name, parameter in inspect.signature(arrangement).parameters.items()
+        if isinstance(parameter.default, Symbol) and parameter.default.meta
+    ]
+
+
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """``make``'s options; a limit on the configurations tried is for a GPU's tuning
+    only (Triton's interpreter tries two: the code generator's own default), and
+    ``NINETOOTHED_MAX_NUM_CONFIGS``, when set, lowers it (the GPU tests set 1)."""
+    if os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes"):
+        return {k: v for k, v in options.items() if k != "max_num_configs"}
+    configured = os.environ.get("NINETOOTHED_MAX_NUM_CONFIGS", "")
+    if "max_num_configs" in options and configured.isdigit():
+        return {**options, "max_num_configs": min(options["max_num_configs"], int(configured))}
+    return options

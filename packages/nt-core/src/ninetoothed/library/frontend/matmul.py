@@ -1,0 +1,123 @@
+"""The matrix-multiplication ops: ``mm``, ``bmm``, ``addmm`` and ``conv2d``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ninetoothed.errors import LaunchError
+from ninetoothed.library import addmm as addmm_kernel
+from ninetoothed.library import bmm as bmm_kernel
+from ninetoothed.library import conv2d as conv2d_kernel
+from ninetoothed.library import mm as mm_kernel
+from ninetoothed.library.frontend import common
+from ninetoothed.library.frontend.framework import Framework
+from ninetoothed.library.frontend.kernels import kernel
+
+
+def _inner(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """``a @ b`` is defined: the inner sizes (and any batch sizes) agree."""
+    if a[-1] != b[-2] or a[:-2] != b[:-2]:
+        raise LaunchError(f"{op}: cannot multiply shapes {a} and {b}")
+
+
+def mm(framework: Framework, input: Any, mat2: Any) -> Any:
+    """``input @ mat2`` for 2-D (M, K) and (K, N) tensors, in a new (M, N) tensor (like
+    ``torch.mm``).
+
+    Float16, bfloat16 or float32, both the same; any strides (a transposed
+    weight too); float32 accumulation (float32 inputs use TF32 on the GPU).
+    """
+    infos = common.describe(framework, "mm", input=input, mat2=mat2)
+    a, b = infos["input"].shape, infos["mat2"].shape
+    common.rank("mm", "input", infos["input"], 2)
+    common.rank("mm", "mat2", infos["mat2"], 2)
+    _inner("mm", a, b)
+    found = kernel(mm_kernel, ndim=2, tallest=mm_kernel.tallest_block(a[0]))
+    (output,) = framework.run(found, [input, mat2, framework.empty(input, (a[0], b[1]))], [2])
+    return output
+
+
+def bmm(framework: Framework, input: Any, mat2: Any) -> Any:
+    """``input @ mat2`` for 3-D (B, M, K) and (B, K, N) tensors, in a new (B, M, N) tensor
+    (like ``torch.bmm``); dtypes and strides as for :func:`mm`."""
+    infos = common.describe(framework, "bmm", input=input, mat2=mat2)
+    a, b = infos["input"].shape, infos["mat2"].shape
+    common.rank("bmm", "input", infos["input"], 3)
+    common.rank("bmm", "mat2", infos["mat2"], 3)
+    _inner("bmm", a, b)
+    found = kernel(bmm_kernel, tallest=mm_kernel.tallest_block(a[1]))
+    output = framework.empty(input, (a[0], a[1], b[2]))
+    return framework.run(found, [input, mat2, output], [2])[0]
+
+
+def addmm(
+    framework: Framework,
+    input: Any,
+    mat1: Any,
+    mat2: Any,
+    *,
+    beta: float = 1.0,
+    alpha: float = 1.0,
+) -> Any:
+    """``beta * input + alpha * (mat1 @ mat2)`` in a new (M, N) tensor (like
+    ``torch.addmm``).
+
+    ``input`` broadcasts to (M, N) (a bias of shape (N,), for instance); dtypes
+    and strides as for :func:`mm`.  Unlike torch, ``input`` is read even when
+    ``beta`` is 0.
+    """
+    infos = common.describe(framework, "addmm", input=input, mat1=mat1, mat2=mat2)
+    a, b = infos["mat1"].shape, infos["mat2"].shape
+    common.rank("addmm", "mat1", infos["mat1"], 2)
+    common.rank("addmm", "mat2", infos["mat2"], 2)
+    _inner("addmm", a, b)
+    shape = (a[0], b[1])
+    bias = infos["input"].shape
+    if len(bias) > 2 or common.broadcast_shapes("addmm", bias, shape) != shape:
+        raise LaunchError(f"addmm: input of shape {bias} does not broadcast to {shape}")
+    found = kernel(
+        addmm_kernel,
+        input_pattern=common.pattern(bias, shape),
+        tallest=mm_kernel.tallest_block(a[0]),
+    )
+    arguments = [input, mat1, mat2, float(beta), float(alpha), framework.empty(mat1, shape)]
+    return framework.run(found, arguments, [5])[0]
+
+
+def _output_size(size: int, window: int, stride: int, padding: int, dilation: int) -> int:
+    return (size + 2 * padding - dilation * (window - 1) - 1) // stride + 1
+
+
+def conv2d(
+    framework: Framework,
+    input: Any,
+    weight: Any,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+) -> Any:
+    """2-D convolution (cross-correlation) of an (N, C, H, W) input with a (K, C, R, S)
+    filter, in a new (N, K, P, Q) tensor (like ``torch.nn.functional.conv2d``
+    without bias and groups), by implicit GEMM.
+
+    ``stride``, ``padding`` (zeros) and ``dilation``: an int or a pair.  Float16,
+    bfloat16 or float32, both the same; any strides.
+    """
+    infos = common.describe(framework, "conv2d", input=input, weight=weight)
+    common.rank("conv2d", "input", infos["input"], 4)
+    common.rank("conv2d", "weight", infos["weight"], 4)
+    (n, c, h, w), (k, c_filter, r, s) = infos["input"].shape, infos["weight"].shape
+    if c != c_filter:
+        raise LaunchError(f"conv2d: input has {c} channels, the filter {c_filter}")
+    steps, pads = common.pair("conv2d", "stride", stride), common.pair("conv2d", "padding", padding)
+    spacing = common.pair("conv2d", "dilation", dilation)
+    if 0 in steps or 0 in spacing:
+        raise LaunchError("conv2d: stride and dilation must be positive")
+    p = _output_size(h, r, steps[0], pads[0], spacing[0])
+    q = _output_size(w, s, steps[1], pads[1], spacing[1])
+    if p <= 0 or q <= 0:
+        raise LaunchError(f"conv2d: the filter ({r}, {s}) does not fit the input ({h}, {w})")
+    found = kernel(conv2d_kernel, stride=steps, padding=pads, dilation=spacing)
+    output = framework.empty(input, (n, k, p, q))
+    return framework.run(found, [input, weight, output], [2])[0]

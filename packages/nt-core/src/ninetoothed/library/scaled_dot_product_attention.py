@@ -1,0 +1,137 @@
+"""``scaled_dot_product_attention``: FlashAttention-2's forward pass.
+
+Each program owns ``BLOCK_SIZE_M`` query rows of one (batch, head) and walks
+the keys and values in blocks of ``BLOCK_SIZE_N`` with an online softmax:
+the running row maximum, the running sum of exponentials and the float32
+output accumulator stay in registers, and the scores never reach memory.  The
+softmax works in base 2, the scale folded into the queries.  Key blocks come
+in two loops: those that need no mask (wholly inside the sequence, and wholly
+at or below the diagonal when causal), then the few that do (the diagonal, a
+ragged last block).  Causal masking is aligned top-left, as torch's
+``is_causal``.  With grouped-query heads (``gqa``) the keys and values have
+fewer heads, each shared by ``heads / kv_heads`` query heads consecutively.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import ninetoothed.language as ntl
+from ninetoothed.library.tiling import Premade, Tile
+from ninetoothed.symbol import Symbol, block_size
+from ninetoothed.tensor import Tensor
+
+LOG2_E = 1.4426950408889634
+
+HEAD_DIM = {"constexpr": True, "upper_bound": 256}
+"""The head dimension is a compile-time constant: a query row is one tile row."""
+
+
+def arrangement(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    scale: Tensor,
+    causal: Tensor,
+    o: Tensor,
+    gqa: bool = False,
+    BLOCK_SIZE_M: Symbol = block_size(64, 128),
+    BLOCK_SIZE_N: Symbol = block_size(32, 128),
+) -> tuple[Tensor, ...]:
+    """Query and output blocks per program; every key and value block for each."""
+
+    def arrange_q_or_o(input: Tensor) -> Tensor:
+        arranged = input.tile((1, 1, BLOCK_SIZE_M, -1))
+        arranged.dtype = arranged.dtype.squeeze((0, 1))
+        return arranged
+
+    q_arranged = arrange_q_or_o(q)
+
+    def arrange_k_or_v(input: Tensor) -> Tensor:
+        if gqa:  # key/value head h // group for query head h
+            group = q.shape[1] // input.shape[1]
+            input = input.unsqueeze(2).expand((-1, -1, group, -1, -1)).flatten(1, 3)
+        arranged = input.tile((1, 1, BLOCK_SIZE_N, -1)).tile((1, 1, -1, -1))
+        arranged = arranged.expand((-1, -1, q_arranged.shape[-2], -1))
+        arranged.dtype = arranged.dtype.squeeze((0, 1, 3))
+        arranged.dtype.dtype = arranged.dtype.dtype.squeeze((0, 1))
+        return arranged
+
+    return q_arranged, arrange_k_or_v(k), arrange_k_or_v(v), scale, causal, arrange_q_or_o(o)
+
+
+def attend(
+    q: Tile,
+    k: Tile,
+    v: Tile,
+    acc: Tile,
+    l_i: Tile,
+    m_i: Tile,
+    start: Tile,
+    stop: Tile,
+    masked: bool,
+    causal: Tile,
+    rows: Tile,
+    length: Tile,
+) -> None:
+    """Fold key blocks ``start`` to ``stop`` into the online softmax (``acc``, ``l_i``,
+    ``m_i``: assigning to them assigns to the caller's); when ``masked``, keys past
+    ``length`` and, when ``causal``, after the query's row get no weight."""
+    for i in range(start, stop):
+        qk = ntl.dot(q, ntl.trans(k[i]))
+        if masked:
+            keys = i * k.dtype.shape[0] + ntl.arange(0, k.dtype.shape[0])[None, :]
+            keep = keys < length
+            if causal:
+                keep = keep & (keys <= rows)
+            qk = ntl.where(keep, qk, float("-inf"))
+        m_ij = ntl.maximum(m_i, ntl.max(qk, 1))
+        p = ntl.exp2(qk - m_ij[:, None])
+        alpha = ntl.exp2(m_i - m_ij)
+        l_i = l_i * alpha + ntl.sum(p, 1)
+        acc = ntl.dot(p.to(v.dtype.dtype), v[i], acc * alpha[:, None])
+        m_i = m_ij
+
+
+def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -> None:
+    """One block of query rows against every key block it sees."""
+    q_scaled = (q * (scale * LOG2_E)).to(q.dtype)
+    acc = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
+    m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    length = k.source.shape[-2]
+    # The query rows' positions, a column: the block's first row plus an arange.
+    # The minimum of ``offsets`` is that first row whether ``offsets`` is the
+    # tile-shaped index or upstream's 1-D offsets along the dimension (issue 10).
+    rows = ntl.min(q.offsets(-2)) + ntl.arange(0, q.shape[-2])[:, None]
+    if causal:
+        unmasked = ntl.minimum(length, ntl.min(rows) + 1) // k.dtype.shape[0]
+        end = ntl.cdiv(ntl.minimum(length, ntl.max(rows) + 1), k.dtype.shape[0])
+    else:
+        unmasked = length // k.dtype.shape[0]
+        end = ntl.cdiv(length, k.dtype.shape[0])
+    attend(q_scaled, k, v, acc, l_i, m_i, 0, unmasked, False, causal, rows, length)
+    attend(q_scaled, k, v, acc, l_i, m_i, unmasked, end, True, causal, rows, length)
+    o = acc / l_i[:, None]  # noqa: F841
+
+
+def premake(gqa: bool = False, few_queries: bool = False) -> Premade:
+    """The kernel for query and key/value heads (``gqa``: fewer key/value heads);
+    ``few_queries`` (at most 16, as when decoding) takes the smallest query block
+    and a fixed configuration, which a growing key cache does not tune again."""
+    tensors = tuple(Tensor(4, shape_options=(None, None, None, HEAD_DIM)) for _ in "qkv")
+    tensors += (
+        Tensor(0),
+        Tensor(0, constexpr=True),
+        Tensor(4, shape_options=(None, None, None, HEAD_DIM)),
+    )
+    blocks: dict[str, Any] = {}
+    # At most 12 configurations: each compile of this kernel takes a second or
+    # two, and the first call must stay well under 30 s (issue 13's floor).
+    options: dict[str, int] = {"max_num_configs": 12}
+    if few_queries:
+        blocks = {"BLOCK_SIZE_M": block_size(16, 16), "BLOCK_SIZE_N": block_size(64, 64)}
+        options = {"num_warps": 4, "num_stages": 3}
+    arranged = functools.partial(arrangement, gqa=gqa, **blocks)
+    return Premade(arranged, application, tensors, options)

@@ -1,0 +1,53 @@
+"""NineToothed's kernel library as PyTorch functions: ``nt_torch.ops.mm(a, b)``.
+
+Each op allocates its output like its torch counterpart and runs a kernel of
+:mod:`ninetoothed.library` (made on the first call of each variant, tuned on
+the GPU): ``add``, ``addmm``, ``bmm``, ``conv2d``, ``fused_add_rms_norm``,
+``max_pool2d``, ``mm``, ``rms_norm``, ``rotary_position_embedding``,
+``scaled_dot_product_attention``, ``silu``, ``softmax``, ``swiglu``.  Each
+op's docstring gives its signature and what it supports; the same ops exist
+in ``nt_paddle.ops`` and ``nt_jax.ops``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.library.frontend import InPlace, install
+from nt_torch.adapter import TorchAdapter
+
+
+class TorchFramework(InPlace):
+    """The library's hook for PyTorch: kernels write into outputs made by ``torch.empty``."""
+
+    name = "torch"
+
+    def __init__(self) -> None:
+        self._adapter = TorchAdapter()
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """The adapter's description of a ``torch.Tensor``."""
+        return self._adapter.describe(tensor)
+
+    def empty(self, like: Any, shape: Sequence[int]) -> Any:
+        """``torch.empty`` with ``like``'s dtype and device."""
+        return torch.empty(tuple(shape), dtype=like.dtype, device=like.device)
+
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
+        """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""
+        return tensor.reshape(tuple(shape))
+
+
+framework = TorchFramework()
+"""The hook the ops are bound to."""
+
+__all__ = install(globals(), framework)
+
+
+def __getattr__(name: str) -> Callable[..., Any]:
+    """For type checkers: the ops are installed at import (see ``__all__``)."""
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,89 @@
+"""Scaled dot-product attention and rotary position embedding on every framework and dtype."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.library import DTYPES, assert_close, dtype_params, f64, random
+
+
+def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
+    """Softmax attention in float64; key/value heads repeated for grouped queries."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (np.repeat(f64(t), group, axis=1) for t in (k, v))
+    scores = f64(q) @ np.swapaxes(k, -1, -2) * scale
+    if causal:  # top-left aligned, as torch's is_causal
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True) @ v
+
+
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa(framework, ops, dtype, causal):
+    q, k, v = (random((2, 2, 37, 16), dtype) for _ in "qkv")
+    given = [framework.from_numpy(t) for t in (q, k, v)]
+    result = ops.scaled_dot_product_attention(*given, is_causal=causal)
+    assert_close(framework.to_numpy(result), attention(q, k, v, causal, 0.25), dtype, matrix=True)
+
+
+@pytest.mark.parametrize(("lq", "lk"), [(20, 45), (45, 20), (3, 40)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_lengths_and_grouped_heads(framework, ops, lq, lk, causal):
+    """Ragged lengths, queries longer or shorter than the keys, the decoding kernel
+    (3 queries), and two query heads per key/value head."""
+    q = random((1, 4, lq, 32), "float16")
+    k, v = (random((1, 2, lk, 32), "float16") for _ in "kv")
+    given = [framework.from_numpy(t) for t in (q, k, v)]
+    result = ops.scaled_dot_product_attention(*given, is_causal=causal, scale=0.3, enable_gqa=True)
+    assert_close(framework.to_numpy(result), attention(q, k, v, causal, 0.3), "float16", True)
+
+
+def test_sdpa_of_strided_inputs(framework, ops):
+    q, k, v = (random((1, 2, 24, 16), "float32") for _ in "qkv")
+    given = [framework.non_contiguous(t) for t in (q, k, v)]
+    result = ops.scaled_dot_product_attention(*given)
+    assert_close(framework.to_numpy(result), attention(q, k, v, False, 0.25), "float32", True)
+
+
+def test_grouped_heads_need_enable_gqa(framework, ops):
+    q, k = random((1, 4, 8, 16), "float16"), random((1, 2, 8, 16), "float16")
+    arrays = [framework.from_numpy(t) for t in (q, k, k)]
+    with pytest.raises(ValueError, match="enable_gqa"):
+        ops.scaled_dot_product_attention(*arrays)
+
+
+def rope(x: np.ndarray, sin: np.ndarray, cos: np.ndarray, interleaved: bool) -> np.ndarray:
+    sin, cos = f64(sin)[None, :, None, :], f64(cos)[None, :, None, :]
+    if interleaved:
+        first, second = f64(x)[..., 0::2], f64(x)[..., 1::2]
+        rotated = (first * cos - second * sin, first * sin + second * cos)
+        return np.stack(rotated, axis=-1).reshape(x.shape)
+    first, second = np.split(f64(x), 2, axis=-1)
+    return np.concatenate((first * cos - second * sin, first * sin + second * cos), axis=-1)
+
+
+@pytest.mark.block(2)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("interleaved", [True, False])
+def test_rotary_position_embedding(framework, ops, dtype, interleaved):
+    x, angles = random((2, 5, 3, 16), dtype), np.random.default_rng(1).standard_normal((5, 8))
+    sin, cos = (random_like(f(angles), dtype) for f in (np.sin, np.cos))
+    given = [framework.from_numpy(t) for t in (x, sin, cos)]
+    result = ops.rotary_position_embedding(*given, interleaved=interleaved)
+    assert_close(framework.to_numpy(result), rope(x, sin, cos, interleaved), dtype)
+
+
+@pytest.mark.block(2)
+def test_rotary_position_embedding_of_a_strided_input(framework, ops):
+    x = random((2, 3, 4, 8), "float32")
+    sin, cos = random((3, 4), "float32"), random((3, 4), "float32")
+    given = [framework.non_contiguous(x), framework.from_numpy(sin), framework.from_numpy(cos)]
+    result = ops.rotary_position_embedding(*given, interleaved=False)
+    assert_close(framework.to_numpy(result), rope(x, sin, cos, False), "float32")
+
+
+def random_like(values: np.ndarray, dtype: str) -> np.ndarray:
+    from support.library import rounded
+
+    return rounded(values, dtype)

@@ -1,0 +1,88 @@
+"""mm, bmm, addmm and conv2d on every framework and dtype, against float64.
+
+Shapes are ragged for the pinned 16-blocks and span several programs along
+every dimension of the grid, and ``k`` takes several steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.library import assert_close, dtype_params, f64, random
+
+
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+def test_mm(framework, ops, dtype):
+    a, b = random((37, 50), dtype), random((50, 45), dtype)
+    result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
+
+
+def test_mm_of_strided_operands(framework, ops):
+    a, b = random((20, 33), "float32"), random((33, 18), "float32")
+    result = ops.mm(framework.non_contiguous(a), framework.non_contiguous(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)
+
+
+def test_mm_of_a_few_rows(framework, ops):
+    """Decoding's shape: the thin tiles' kernel."""
+    a, b = random((2, 70), "float16"), random((70, 40), "float16")
+    result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float16", matrix=True)
+
+
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+def test_bmm(framework, ops, dtype):
+    a, b = random((3, 20, 35), dtype), random((3, 35, 18), dtype)
+    result = ops.bmm(framework.from_numpy(a), framework.from_numpy(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
+
+
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("input_shape", [(19, 29), (29,), (19, 1)])
+def test_addmm(framework, ops, dtype, input_shape):
+    input, a, b = random(input_shape, dtype), random((19, 23), dtype), random((23, 29), dtype)
+    given = [framework.from_numpy(t) for t in (input, a, b)]
+    result = ops.addmm(*given, beta=0.5, alpha=2.0)
+    expected = 0.5 * f64(input) + 2.0 * (f64(a) @ f64(b))
+    assert_close(framework.to_numpy(result), expected, dtype, matrix=True)
+
+
+def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1)) -> np.ndarray:
+    """Cross-correlation in float64, straight from the definition."""
+    x = np.pad(f64(x), ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    (n, _, h, width), (k, _, r, s) = x.shape, w.shape
+    p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    q = (width - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    output = np.zeros((n, k, p, q))
+    for i in range(r):
+        for j in range(s):
+            rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (p - 1) + 1, stride[0])
+            columns = slice(j * dilation[1], j * dilation[1] + stride[1] * (q - 1) + 1, stride[1])
+            output += np.einsum("nchw,kc->nkhw", x[:, :, rows, columns], f64(w[:, :, i, j]))
+    return output
+
+
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+def test_conv2d(framework, ops, dtype):
+    x, w = random((2, 5, 9, 11), dtype), random((7, 5, 3, 3), dtype)
+    result = ops.conv2d(framework.from_numpy(x), framework.from_numpy(w))
+    assert_close(framework.to_numpy(result), conv2d(x, w), dtype, matrix=True)
+
+
+@pytest.mark.parametrize(
+    ("stride", "padding", "dilation"), [(2, 1, 1), ((1, 2), (2, 0), 1), (1, (2, 1), 2)]
+)
+def test_conv2d_options(framework, ops, stride, padding, dilation):
+    x, w = random((2, 3, 10, 9), "float32"), random((17, 3, 3, 2), "float32")
+    result = ops.conv2d(framework.from_numpy(x), framework.from_numpy(w), stride, padding, dilation)
+    pairs = [(v, v) if isinstance(v, int) else v for v in (stride, padding, dilation)]
+    assert_close(framework.to_numpy(result), conv2d(x, w, *pairs), "float32", matrix=True)
+
+
+def test_mismatched_operands_are_refused(framework, ops):
+    a = framework.from_numpy(random((4, 5), "float32"))
+    with pytest.raises(ValueError, match="cannot multiply"):
+        ops.mm(a, a)
+    with pytest.raises(ValueError, match="must be 3-D"):
+        ops.bmm(a, a)

@@ -1,0 +1,76 @@
+"""Inputs and comparisons of the kernel library's tests.
+
+Inputs are drawn in float64, rounded to the dtype under test, and the
+reference is computed in float64 from the rounded values, so the tolerance
+measures the kernel's own rounding: relative error (Frobenius norm) below
+:func:`tolerance`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+from support.base import ON_GPU
+
+DTYPES = ["float16", "bfloat16", "float32"]
+
+RNG = np.random.default_rng(2024)
+
+INTERPRETER_BF16_DOT = pytest.mark.skipif(
+    not ON_GPU and os.environ.get("TRITON_INTERPRET") == "1",
+    reason="Triton's interpreter computes bfloat16 tl.dot wrongly (triton#11584)",
+)
+"""For ops built on ``tl.dot``: their bfloat16 case runs on the GPU only."""
+
+
+def dtype_params(dot: bool = False) -> list[Any]:
+    """The dtypes as parameters; bfloat16 skipped under the interpreter when ``dot``."""
+    return [
+        pytest.param(dtype, marks=INTERPRETER_BF16_DOT if dot and dtype == "bfloat16" else ())
+        for dtype in DTYPES
+    ]
+
+
+def rounded(array: np.ndarray, dtype: str) -> np.ndarray:
+    """``array`` rounded to ``dtype`` (ml_dtypes' bfloat16 for bfloat16)."""
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return array.astype(ml_dtypes.bfloat16)
+    return array.astype(dtype)
+
+
+def random(shape: tuple[int, ...], dtype: str, scale: float = 1.0) -> np.ndarray:
+    """Standard normal values times ``scale``, rounded to ``dtype``."""
+    return rounded(RNG.standard_normal(shape) * scale, dtype)
+
+
+def tolerance(dtype: str, matrix: bool = False) -> float:
+    """What a kernel computing in float32 and rounding once may err by, relatively.
+
+    Float32 products use TF32 on the GPU (about 1e-3).
+    """
+    if dtype == "bfloat16":
+        return 2e-2
+    if dtype == "float16":
+        return 5e-3
+    return 2e-3 if matrix and ON_GPU else 1e-5
+
+
+def assert_close(actual: Any, expected: np.ndarray, dtype: str, matrix: bool = False) -> None:
+    """``actual`` (numpy) matches the float64 ``expected``, with no NaN left."""
+    actual = np.asarray(actual, dtype=np.float64)
+    assert actual.shape == expected.shape, f"shape {actual.shape}, expected {expected.shape}"
+    assert not np.isnan(actual).any(), "NaN left in the output (an element never written?)"
+    norm = np.linalg.norm(expected)
+    error = float(np.linalg.norm(actual - expected) / (norm if norm else 1.0))
+    assert error < tolerance(dtype, matrix), f"relative error {error:.3g} ({dtype})"
+
+
+def f64(array: np.ndarray) -> np.ndarray:
+    """``array`` in float64."""
+    return np.asarray(array, dtype=np.float64)
