@@ -13,6 +13,7 @@ import ninetoothed
 from ninetoothed import Tensor, block_size
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
+from nt_triton import cache as nt_cache
 from nt_triton import tuning
 from nt_triton.launch import HostReads
 from nt_triton.tuner import Tuner, TuningCall, export_table, import_table, table
@@ -118,11 +119,11 @@ def test_first_calls_from_two_threads_tune_once(cache):
     assert len(calls) == 1 and results[0] == results[1]
 
 
-def test_a_compile_over_budget_or_crashing_is_pruned_not_hung(tmp_path):
-    hang = tmp_path / "hang.py"
-    hang.write_text("import time\ntime.sleep(60)\n")
-    crash = tmp_path / "crash.py"
-    crash.write_text("import os\nos._exit(3)\n")
+def test_a_compile_over_budget_or_crashing_is_pruned_not_hung(tmp_path, monkeypatch):
+    # Written through the cache, as generated kernels are: it loads only those.
+    monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
+    hang = nt_cache.store("import time\ntime.sleep(60)\n", "hang")
+    crash = nt_cache.store("import os\nos._exit(3)\n", "crash")
     pool = CompilePool(2)
     try:
         began = time.perf_counter()

@@ -29,6 +29,7 @@ rule cannot see are listed in ``docs/design.md``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ninetoothed.simplify import simplify
@@ -50,11 +51,14 @@ class Agreement:
     """The shared index they are read at, for messages."""
 
 
-def derive(tensors: Sequence[Tensor]) -> tuple[Agreement, ...]:
-    """The agreements among the arranged ``tensors`` (tensor parameters, in order)."""
+def derive(tensors: Sequence[Tensor], skip: AbstractSet[int] = frozenset()) -> tuple[Agreement, ...]:
+    """The agreements among the arranged ``tensors`` (tensor parameters, in order);
+    the positions in ``skip`` tie nothing."""
     groups: dict[str, list[tuple[int, int]]] = {}
     labels: dict[str, str] = {}
     for position, arranged in enumerate(tensors):
+        if position in skip:
+            continue
         for dim, index in enumerate(_shared_indices(arranged, labels)):
             # Only indices that walk the dimension (a program index or a subscript
             # in them) tie sizes: a tile alone may read part of a dimension by
@@ -97,7 +101,9 @@ def _shared_indices(arranged: Tensor, labels: dict[str, str]) -> list[SymbolLike
     def value_of(variable: str) -> SymbolLike:
         if variable not in resolved:
             binding = bindings.get(variable)
-            if binding is None:  # not reachable from the levels: ties nothing
+            if binding is None or binding.sliced:
+                # Not reachable from the levels, or walked only as far as a slice's
+                # own extent (``output[1:3]`` of a longer output): ties nothing.
                 return Symbol(f"unresolved_{variable}")
             expression = binding.expression
             if isinstance(expression, Symbol):

@@ -8,7 +8,9 @@ parameters line up with the tensors.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -100,7 +102,13 @@ class KernelSpec:
     @cached_property
     def agreements(self) -> tuple[Agreement, ...]:
         """Source sizes of different tensor parameters that must be equal (computed once)."""
-        return derive_agreements([p.arranged for p in self.tensor_parameters])
+        tensors = self.tensor_parameters
+        gathered = source_only_parameters(self.application, [p.name for p in tensors])
+        # A parameter the application reaches only through ``x.source[...]`` (gather,
+        # scatter) reads wherever its indices say: its arrangement ties no size.
+        return derive_agreements(
+            [p.arranged for p in tensors], skip={i for i, p in enumerate(tensors) if p.name in gathered}
+        )
 
     @cached_property
     def tile_symbols(self) -> frozenset[str]:
@@ -239,6 +247,28 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
         for p in signature.parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
+
+
+def source_only_parameters(application: Callable[..., Any], names: list[str]) -> set[str]:
+    """The ``names`` the application uses only as ``name.source`` (none if unreadable).
+
+    Any other use (a tile load, a call that takes the tensor) counts as using
+    its arrangement; an application whose source cannot be read counts as
+    using every parameter's, so nothing is exempted by mistake.
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(application)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    source_values = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and node.attr == "source" and isinstance(node.value, ast.Name)
+    }
+    uses = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in names]
+    through_source = {node.id for node in uses if id(node) in source_values}
+    elsewhere = {node.id for node in uses if id(node) not in source_values}
+    return through_source - elsewhere
 
 
 def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:

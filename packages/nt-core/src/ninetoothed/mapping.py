@@ -55,6 +55,9 @@ class Binding:
     expression: SymbolLike
     bound: SymbolLike | None
     may_be_negative: bool = False
+    sliced: bool = False
+    """Made by a slice: the new dimension's extent, not the source size, bounds the
+    walk (so :mod:`ninetoothed.agreement` ties no size through it)."""
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ def _slice(tensor: str, index: int, dim: Dim, item: slice, bindings: dict[str, B
         start + Symbol(new.variable) * step,
         dim.size,
         may_be_negative=step < 0 or isinstance(start, Symbol),
+        sliced=True,
     )
     return new
 

@@ -13,7 +13,7 @@ Its public surface is what framework adapters use (the
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,10 @@ class TritonKernel:
         self.host_source = host_source
         self.function: Any = getattr(cache.load(path, generated.injected), generated.kernel_name)
         """The ``@triton.jit`` function."""
+        self.gpu_check_pending = False
+        """Under the interpreter: the GPU front-end check waits for a call's constexpr
+        values (set by the backend when placeholders could not decide it)."""
+        self._gpu_checked: set[tuple[Any, ...]] = set()
         self.prepare: HostFunction = compile_host(host_source, spec, generated.signature)
         """``prepare(tensors, launch_args, scalars) -> LaunchPlan``: the per-call host work.
 
@@ -140,10 +144,26 @@ class TritonKernel:
         else:
             config = self.tuner.interpreted() if knobs.interpreting() else self.configurations[0]
             meta, num_warps, num_stages = config.kwargs(), config.num_warps, config.num_stages
+        if self.gpu_check_pending:
+            self._check_for_gpu(arguments, meta)
         resolved = grid(meta) if callable(grid) else grid
         if resolved[0] == 0:
             return
         self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+
+    def _check_for_gpu(self, arguments: Sequence[Any], meta: Mapping[str, Any]) -> None:
+        """The GPU front-end check with this call's constexpr values (once per set)."""
+        from nt_triton import gpu_check  # interpreter-only: off the import path
+
+        given = {
+            parameter.name: argument
+            for parameter, argument in zip(self.signature, arguments)
+            if parameter.constexpr
+        }
+        key = tuple(sorted((name, repr(value)) for name, value in given.items()))
+        if key not in self._gpu_checked:
+            gpu_check.check(self.spec, self.function, self.signature, {**meta, **given})
+            self._gpu_checked.add(key)
 
 
 @contextlib.contextmanager
