@@ -17,7 +17,9 @@ import torch
 
 from ninetoothed.adapter import Adapter, cuda_index
 from ninetoothed.dtype import name_of
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from nt_torch import launch_operator
+from nt_torch.autograd import refuse_grad
 
 
 class TorchAdapter(Adapter):
@@ -37,6 +39,26 @@ class TorchAdapter(Adapter):
             _device_name(obj.device),
             obj.data_ptr(),
         )
+
+    def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Refuse tensors requiring grad; while traced or vmapped, call the custom operator.
+
+        Dynamo and ``torch.func`` cannot see into a launch, so there the call
+        goes through the kernel's automatic custom operator
+        (:func:`nt_torch.custom_ops.operator_for`), which launches eagerly
+        through the template's call.  Eager calls pay these two checks only.
+        """
+        refuse_grad(kernel.spec.name, args)
+        if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
+            launch_operator.call(self, kernel, args, kwargs)
+            return None
+        return Adapter.call(self, kernel, args, kwargs)
+
+    def launch_eagerly(
+        self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """The template's call, without the routing (what the custom operators run)."""
+        Adapter.call(self, kernel, args, kwargs)
 
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """``torch.cuda.device`` of the tensors' GPU, when it is not the current one."""
