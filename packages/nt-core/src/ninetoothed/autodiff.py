@@ -62,10 +62,11 @@ Each module has ``run(functional, args, kwargs) -> tuple`` (a functional
 call) and ``differentiate(declaration) -> callable`` (the framework's custom
 gradient function of a :class:`Differentiable`)."""
 
-OutputRule = str | Callable[..., tuple[Sequence[int], Any]]
+OutputRule = str | Callable[..., tuple[Any, ...]]
 """How an output written only is allocated: like an input (its name), or
-``rule(*inputs) -> (shape, like)`` where ``like`` is an input tensor whose
-dtype and device the output takes."""
+``rule(*inputs) -> (shape, like)`` or ``(shape, like, dtype)``: ``like`` is an
+input tensor whose device (and dtype, unless ``dtype`` names another, e.g.
+``"float32"``) the output takes."""
 
 _BATCHING_MODES = ("loop", "fold-leading")
 
@@ -118,12 +119,12 @@ class Functional:
     def kernel_arguments(
         self,
         args: tuple[Any, ...],
-        allocate: Callable[[tuple[int, ...], Any], Any],
+        allocate: Callable[[tuple[int, ...], Any, str | None], Any],
         copy: Callable[[Any], Any],
     ) -> tuple[list[Any], tuple[Any, ...]]:
         """The kernel's arguments for a functional call, and the outputs among them.
 
-        Written-only outputs come from ``allocate(shape, like)``; parameters
+        Written-only outputs come from ``allocate(shape, like, dtype)``; parameters
         read and written from ``copy(input)``, so that the input stays.
         """
         self.check_arity(args)
@@ -137,14 +138,16 @@ class Functional:
             outputs.append(given[name])
         return [given[p.name] for p in self.kernel.spec.parameters], tuple(outputs)
 
-    def output_layout(self, name: str, args: tuple[Any, ...]) -> tuple[tuple[int, ...], Any]:
-        """``(shape, like)`` of the written-only output ``name`` for the inputs ``args``."""
+    def output_layout(
+        self, name: str, args: tuple[Any, ...]
+    ) -> tuple[tuple[int, ...], Any, str | None]:
+        """``(shape, like, dtype)`` of the written-only output ``name`` for the inputs ``args``."""
         rule = self.rules[name]
         if isinstance(rule, str):
             like = args[self.inputs.index(rule)]
-            return tuple(like.shape), like
-        shape, like = rule(*args)
-        return tuple(int(size) for size in shape), like
+            return tuple(like.shape), like, None
+        shape, like, *dtype = rule(*args)
+        return tuple(int(size) for size in shape), like, dtype[0] if dtype else None
 
     def __repr__(self) -> str:
         return f"<ninetoothed functional {self.name} ({', '.join(self.inputs)}) -> {self.written}>"

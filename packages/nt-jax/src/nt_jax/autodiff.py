@@ -29,8 +29,8 @@ def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return results if isinstance(results, tuple) else (results,)
 
 
-def _shape_dtype(shape: tuple[int, ...], like: Any) -> Any:
-    return jax.ShapeDtypeStruct(shape, like.dtype)  # type: ignore[no-untyped-call]
+def _shape_dtype(shape: tuple[int, ...], like: Any, dtype: str | None) -> Any:
+    return jax.ShapeDtypeStruct(shape, jnp.dtype(dtype) if dtype else like.dtype)  # type: ignore[no-untyped-call]
 
 
 def _same(array: Any) -> Any:

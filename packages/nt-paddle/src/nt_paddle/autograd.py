@@ -28,8 +28,8 @@ def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return outputs
 
 
-def _empty(shape: tuple[int, ...], like: Any) -> Any:
-    return paddle.empty(list(shape), dtype=like.dtype).to(like.place)
+def _empty(shape: tuple[int, ...], like: Any, dtype: str | None) -> Any:
+    return paddle.empty(list(shape), dtype=dtype or like.dtype).to(like.place)
 
 
 def _clone(tensor: Any) -> Any:

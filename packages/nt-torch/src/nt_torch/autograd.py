@@ -27,8 +27,10 @@ def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return outputs
 
 
-def _empty(shape: tuple[int, ...], like: Any) -> Any:
-    return torch.empty(shape, dtype=like.dtype, device=like.device)
+def _empty(shape: tuple[int, ...], like: Any, dtype: str | None) -> Any:
+    return torch.empty(
+        shape, dtype=getattr(torch, dtype) if dtype else like.dtype, device=like.device
+    )
 
 
 def _clone(tensor: Any) -> Any:
