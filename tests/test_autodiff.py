@@ -200,3 +200,18 @@ def test_paddle_kernels_refuse_grad_and_run_under_to_static() -> None:
     x.stop_gradient = False
     with pytest.raises(LaunchError, match="stop_gradient=False"):
         block(x, y)
+
+
+def test_jax_grad_of_a_kernel_without_backward_is_refused() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    def total(x):
+        out = jax.ShapeDtypeStruct((40,), jnp.float32)
+        return examples.scaled_add_kernel(x, x, 1.0, out).sum()
+
+    x = jnp.ones(40)
+    with pytest.raises(LaunchError, match="being differentiated.*no backward"):
+        jax.grad(total)(x)
+    # Cut from the graph on purpose: allowed.
+    np.testing.assert_allclose(jax.grad(lambda x: total(jax.lax.stop_gradient(x)) + x.sum())(x), 1)

@@ -38,7 +38,7 @@ from ninetoothed.binding import BoundCall
 from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from nt_jax import callbacks, triton_call
+from nt_jax import autodiff, callbacks, triton_call
 from nt_jax.roles import Roles, roles
 from nt_triton.kernel import TritonKernel
 
@@ -77,6 +77,7 @@ class JaxAdapter(Adapter):
 
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Validate, launch, and return the output parameters' new arrays."""
+        autodiff.refuse_differentiation(kernel.spec.name, args)
         # JAX launches Triton kernels: jax-triton and the interpreter take nt-triton's.
         triton_kernel = cast(TritonKernel, kernel)
         # Tracers and ShapeDtypeStructs have no device: they take the device of

@@ -18,8 +18,9 @@ import jax
 import jax.numpy as jnp
 
 from ninetoothed.autodiff import Differentiable, Functional
+from ninetoothed.errors import LaunchError
 
-__all__ = ["differentiate", "run"]
+__all__ = ["differentiate", "refuse_differentiation", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -89,3 +90,22 @@ def _merge(
 
 def _zero_like(arg: Any) -> Any:
     return jnp.zeros_like(arg)
+
+
+_DIFFERENTIATING_TRACERS = frozenset({"JVPTracer", "LinearizeTracer"})
+
+
+def refuse_differentiation(kernel_name: str, args: tuple[Any, ...]) -> None:
+    """Raise if ``jax.grad``/``jvp`` traces a kernel call that has no declared backward.
+
+    JAX's own error there ("Pure callbacks do not support JVP", or an XLA
+    custom call without a rule) does not say what to do.
+    """
+    for position, argument in enumerate(args):
+        if type(argument).__name__ in _DIFFERENTIATING_TRACERS:
+            raise LaunchError(
+                f"{kernel_name}: argument {position} is being differentiated (jax.grad, jvp or "
+                "vjp), but the kernel has no backward; declare one with "
+                "ninetoothed.differentiable(kernel, backward), or wrap the input in "
+                "jax.lax.stop_gradient"
+            )
