@@ -47,6 +47,7 @@ __all__ = [
     "Functional",
     "batching",
     "batching_of",
+    "binding_of",
     "differentiable",
     "functional",
 ]
@@ -59,7 +60,8 @@ BINDINGS: dict[str, str] = {
 """Adapter name -> the module that runs declarations on that framework's tensors.
 
 Each module has ``run(functional, args, kwargs) -> tuple`` (a functional
-call) and ``differentiate(declaration) -> callable`` (the framework's custom
+call), ``concat(tensors, axis)`` (for :mod:`ninetoothed.gradients`) and
+``differentiate(declaration) -> callable`` (the framework's custom
 gradient function of a :class:`Differentiable`)."""
 
 OutputRule = str | Callable[..., tuple[Any, ...]]
@@ -154,11 +156,11 @@ class Functional:
 
 
 class Differentiable:
-    """A functional kernel with a declared backward; see the module docstring."""
+    """A functional kernel (or op) with a declared backward; see the module docstring."""
 
     def __init__(
         self,
-        forward: Functional,
+        forward: Functional | Callable[..., Any],
         backward: Callable[[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]], Sequence[Any]],
     ) -> None:
         self.forward = forward
@@ -167,12 +169,23 @@ class Differentiable:
 
     @property
     def name(self) -> str:
-        """The forward kernel's name."""
-        return self.forward.name
+        """The forward kernel's (or op's) name."""
+        if isinstance(self.forward, Functional):
+            return self.forward.name
+        return str(getattr(self.forward, "__name__", self.forward))
+
+    def forward_outputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """Run the forward without recording: its outputs as a tuple."""
+        if isinstance(self.forward, Functional):
+            outputs: tuple[Any, ...] = _binding(self.name, args).run(self.forward, args, kwargs)
+            return outputs
+        result = self.forward(*args, **kwargs)
+        return result if isinstance(result, tuple) else (result,)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the forward, recorded for the framework's autodiff."""
-        self.forward.check_arity(args)
+        if isinstance(self.forward, Functional):
+            self.forward.check_arity(args)
         framework = _framework(self.name, args)
         function = self._per_framework.get(framework)
         if function is None:
@@ -188,7 +201,7 @@ class Differentiable:
         if len(result) != len(inputs):
             raise LaunchError(
                 f"the backward of {self.name} returned {len(result)} gradient(s), expected one per "
-                f"input ({', '.join(self.forward.inputs)}); use None for inputs with no gradient"
+                f"input ({len(inputs)}); use None for inputs with no gradient"
             )
         return result
 
@@ -205,20 +218,25 @@ def functional(kernel: Kernel, outputs: Mapping[str, OutputRule] | None = None) 
 
 
 def differentiable(
-    forward: Functional | Kernel,
+    forward: Functional | Kernel | Callable[..., Any],
     backward: Callable[[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]], Sequence[Any]],
     *,
     outputs: Mapping[str, OutputRule] | None = None,
 ) -> Differentiable:
-    """Pair a forward kernel (or functional kernel) with its ``backward``; see the module."""
+    """Pair a forward with its ``backward``; see the module.
+
+    ``forward`` is a kernel (made functional with ``outputs``), a
+    :func:`functional` kernel, or an op: any function of tensors returning
+    new tensors, such as the library's ops (``nt_torch.ops.mm``).
+    """
     if isinstance(forward, Kernel):
         forward = Functional(forward, outputs)
     elif outputs is not None:
         raise TypeError("differentiable: give outputs= to functional(), not to both")
-    if not isinstance(forward, Functional):
+    if not callable(forward):
         raise TypeError(
-            f"differentiable: forward must be a kernel or functional(kernel), got "
-            f"{type(forward).__name__}"
+            f"differentiable: forward must be a kernel, functional(kernel) or an op (a function "
+            f"of tensors returning tensors), got {type(forward).__name__}"
         )
     if not callable(backward):
         raise TypeError(f"differentiable: backward must be callable, got {backward!r}")
@@ -287,6 +305,11 @@ def _framework(name: str, args: tuple[Any, ...]) -> str:
         if framework in BINDINGS:
             return framework
     raise LaunchError(f"{name}: no tensor among the arguments to tell the framework by")
+
+
+def binding_of(tensor: Any) -> Any:
+    """The framework binding module of ``tensor`` (see :data:`BINDINGS`)."""
+    return _module(_framework("binding_of", (tensor,)))
 
 
 def _binding(name: str, args: tuple[Any, ...]) -> Any:

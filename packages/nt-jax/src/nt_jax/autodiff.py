@@ -3,8 +3,8 @@
 JAX kernels are functional already: ``run`` passes a ``jax.ShapeDtypeStruct``
 for each output the kernel only writes and the input array for one it reads
 and writes, and returns the kernel's results.  ``differentiate`` wraps a
-declaration in ``jax.custom_vjp``, with the scalar parameters as
-non-differentiable arguments (``nondiff_argnums``); the backward's ``None``
+declaration in ``jax.custom_vjp``, with Python-number arguments (the kernels'
+scalars) as non-differentiable ones (``nondiff_argnums``); the backward's ``None``
 gradients of arrays become zeros.
 """
 
@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["differentiate", "refuse_differentiation", "run"]
+__all__ = ["concat", "differentiate", "refuse_differentiation", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -40,26 +40,23 @@ def _same(array: Any) -> Any:
 
 def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     """A callable running ``declaration`` as a ``jax.custom_vjp`` function."""
-    functional = declaration.forward
-    scalar_names = {p.name for p in functional.kernel.spec.parameters if p.is_scalar}
-    static = tuple(i for i, name in enumerate(functional.inputs) if name in scalar_names)
-    cache: dict[tuple[tuple[str, Any], ...], Callable[..., Any]] = {}
+    cache: dict[Any, Callable[..., Any]] = {}
 
-    def build(kwargs: dict[str, Any]) -> Callable[..., Any]:
+    def build(kwargs: dict[str, Any], static: tuple[int, ...]) -> Callable[..., Any]:
         @functools.partial(jax.custom_vjp, nondiff_argnums=static)
         def function(*args: Any) -> Any:
-            outputs = run(functional, args, kwargs)
+            outputs = declaration.forward_outputs(args, kwargs)
             return outputs[0] if len(outputs) == 1 else outputs
 
         def forward(*args: Any) -> Any:
-            outputs = run(functional, args, kwargs)
+            outputs = declaration.forward_outputs(args, kwargs)
             result = outputs[0] if len(outputs) == 1 else outputs
             return result, (tuple(a for i, a in enumerate(args) if i not in static), outputs)
 
         def backward(*rest: Any) -> Any:
             scalars, (arrays, outputs), grads = rest[: len(static)], rest[-2], rest[-1]
             grads = grads if isinstance(grads, tuple) else (grads,)
-            args = _merge(len(functional.inputs), static, scalars, arrays)
+            args = _merge(len(static) + len(arrays), static, scalars, arrays)
             gradients = declaration.gradients(args, tuple(outputs), grads)
             return tuple(
                 _zero_like(args[i]) if gradients[i] is None else gradients[i]
@@ -71,10 +68,12 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
         return function
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        key = tuple(sorted(kwargs.items()))
+        # Python numbers (the kernels' scalars) are not differentiated.
+        static = tuple(i for i, a in enumerate(args) if isinstance(a, (bool, int, float)))
+        key = (static, tuple(sorted(kwargs.items())))
         function = cache.get(key)
         if function is None:
-            function = cache[key] = build(kwargs)
+            function = cache[key] = build(kwargs, static)
         return function(*args)
 
     return call
@@ -109,3 +108,8 @@ def refuse_differentiation(kernel_name: str, args: tuple[Any, ...]) -> None:
                 "ninetoothed.differentiable(kernel, backward), or wrap the input in "
                 "jax.lax.stop_gradient"
             )
+
+
+def concat(tensors: list[Any], axis: int) -> Any:
+    """``jnp.concatenate`` (for :mod:`ninetoothed.gradients`)."""
+    return jnp.concatenate(tensors, axis)

@@ -17,7 +17,7 @@ import paddle
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["differentiate", "refuse_grad", "run"]
+__all__ = ["concat", "differentiate", "refuse_grad", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -38,12 +38,11 @@ def _clone(tensor: Any) -> Any:
 
 def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     """A callable running ``declaration`` as a ``paddle.autograd.PyLayer``."""
-    functional = declaration.forward
 
     class KernelLayer(paddle.autograd.PyLayer):  # type: ignore[misc]
         @staticmethod
         def forward(ctx: Any, kwargs: dict[str, Any], *args: Any) -> Any:
-            outputs = run(functional, args, kwargs)
+            outputs = declaration.forward_outputs(args, kwargs)
             ctx.positions = [i for i, a in enumerate(args) if isinstance(a, paddle.Tensor)]
             ctx.others = [None if isinstance(a, paddle.Tensor) else a for a in args]
             ctx.needs = [not args[i].stop_gradient for i in ctx.positions]
@@ -72,7 +71,7 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
             isinstance(a, paddle.Tensor) and not a.stop_gradient for a in args
         ):
             return KernelLayer.apply(kwargs, *args)
-        outputs = run(functional, args, kwargs)
+        outputs = declaration.forward_outputs(args, kwargs)
         return outputs[0] if len(outputs) == 1 else outputs
 
     return call
@@ -90,3 +89,8 @@ def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:
                 "ninetoothed.differentiable(kernel, backward), or call it under paddle.no_grad() "
                 "/ on .detach()ed tensors"
             )
+
+
+def concat(tensors: list[Any], axis: int) -> Any:
+    """``paddle.concat`` (for :mod:`ninetoothed.gradients`)."""
+    return paddle.concat(tensors, axis)

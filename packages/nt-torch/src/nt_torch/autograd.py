@@ -17,7 +17,7 @@ import torch
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["differentiate", "refuse_grad", "run"]
+__all__ = ["concat", "differentiate", "refuse_grad", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -39,12 +39,11 @@ def _clone(tensor: Any) -> Any:
 
 def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     """A callable running ``declaration`` as a ``torch.autograd.Function``."""
-    functional = declaration.forward
 
     class KernelFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, kwargs: dict[str, Any], *args: Any) -> Any:
-            outputs = run(functional, args, kwargs)
+            outputs = declaration.forward_outputs(args, kwargs)
             ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             ctx.others = [None if isinstance(a, torch.Tensor) else a for a in args]
             ctx.output_count = len(outputs)
@@ -68,7 +67,7 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
             isinstance(a, torch.Tensor) and a.requires_grad for a in args
         ):
             return KernelFunction.apply(kwargs, *args)  # type: ignore[no-untyped-call]
-        outputs = run(functional, args, kwargs)
+        outputs = declaration.forward_outputs(args, kwargs)
         return outputs[0] if len(outputs) == 1 else outputs
 
     return call
@@ -90,3 +89,8 @@ def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:
                 "ninetoothed.differentiable(kernel, backward), or call it under "
                 "torch.no_grad() / on .detach()ed tensors"
             )
+
+
+def concat(tensors: list[Any], axis: int) -> Any:
+    """``torch.cat`` (for :mod:`ninetoothed.gradients`)."""
+    return torch.cat(tensors, axis)
