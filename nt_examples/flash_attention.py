@@ -125,7 +125,8 @@ class FlashAttention:
     """The three kernels and the differentiable ``attention(q, k, v, scale) -> (o, lse)``."""
 
     def __init__(self, configs=None):
-        options = {} if configs is None else {"configs": configs}
+        # At most 12 configurations each when tuned: every compile takes a second or two.
+        options = {"max_num_configs": 12} if configs is None else {"configs": configs}
         self.forward = ninetoothed.make(
             forward_arrangement,
             forward_application,

@@ -19,6 +19,7 @@ from ninetoothed.errors import LaunchError
 from nt_examples import differentiable as examples
 
 ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
+DEVICE = "cuda" if ON_GPU else "cpu"
 STEPS, LEARNING_RATE = 4, 0.05
 
 
@@ -138,7 +139,7 @@ def test_torch_compiled_forward_and_backward_equal_eager() -> None:
     import torch
     from torch._dynamo.utils import counters
 
-    x, _, w1, w2 = (torch.tensor(a) for a in _data(5))
+    x, _, w1, w2 = (torch.tensor(a, device=DEVICE, dtype=torch.float32) for a in _data(5))
     w1.requires_grad_(True)
 
     def model(x, w1, w2):
@@ -154,6 +155,7 @@ def test_torch_compiled_forward_and_backward_equal_eager() -> None:
     assert sum(counters["graph_break"].values()) == 0
 
 
+@pytest.mark.interpreter_only  # CPU tensors
 def test_declaration_errors() -> None:
     import torch
 
@@ -218,3 +220,25 @@ def test_jax_grad_of_a_kernel_without_backward_is_refused() -> None:
         jax.grad(total)(x)
     # Cut from the graph on purpose: allowed.
     np.testing.assert_allclose(jax.grad(lambda x: total(jax.lax.stop_gradient(x)) + x.sum())(x), 1)
+
+
+def test_every_framework_package_has_the_same_make_and_jit() -> None:
+    import nt_jax
+    import nt_paddle
+    import nt_torch
+
+    for package in (nt_torch, nt_paddle, nt_jax):
+        assert package.make is ninetoothed.make and package.jit is ninetoothed.jit
+    # A kernel made through one package runs on another framework's tensors.
+    import torch
+
+    kernel = nt_paddle.make(
+        examples.scaled_add_arrangement,
+        examples.scaled_add_application,
+        tuple(p.source for p in examples.scaled_add_kernel.spec.parameters),
+        configs=[{"BLOCK": 32}],
+    )
+    x, y = torch.randn(50, device=DEVICE), torch.randn(50, device=DEVICE)
+    z = torch.full_like(x, float("nan"))
+    kernel(x, y, 2.0, z)
+    torch.testing.assert_close(z, x + 2 * y)

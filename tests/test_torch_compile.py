@@ -59,6 +59,7 @@ def test_compile_without_fullgraph_has_no_uint64_key_error() -> None:
     torch.testing.assert_close(torch.compile(_block)(x, y), torch.relu(x + 0.5 * y) * 2)
 
 
+@pytest.mark.interpreter_only  # the subprocess uses CPU tensors
 def test_first_call_of_the_process_inside_compile() -> None:
     """The very first kernel call traced by Dynamo finds the adapter (a fresh process)."""
     script = (
@@ -119,8 +120,8 @@ def test_custom_op_registration() -> None:
 
 
 def test_requires_grad_without_backward_is_refused() -> None:
-    x = torch.randn(40, requires_grad=True)
-    y, z = torch.randn(40), torch.empty(40)
+    x = torch.randn(40, device=DEVICE, requires_grad=True)
+    y, z = torch.randn(40, device=DEVICE), torch.empty(40, device=DEVICE)
     with pytest.raises(LaunchError, match=r"argument 0 requires grad.*no backward"):
         examples.scaled_add_kernel(x, y, 1.0, z)
     with torch.no_grad():

@@ -49,7 +49,7 @@ class TorchAdapter(Adapter):
         through the template's call.  Eager calls pay these two checks only.
         """
         refuse_grad(kernel.spec.name, args)
-        if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
+        if _is_compiling() or _transforms_active():
             launch_operator.call(self, kernel, args, kwargs)
             return None
         return Adapter.call(self, kernel, args, kwargs)
@@ -67,6 +67,10 @@ class TorchAdapter(Adapter):
             guard: AbstractContextManager[None] = torch.cuda.device(index)
             return guard
         return None
+
+
+_is_compiling = torch.compiler.is_compiling
+_transforms_active = torch._C._are_functorch_transforms_active
 
 
 @functools.cache

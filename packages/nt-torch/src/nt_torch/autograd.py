@@ -77,18 +77,30 @@ def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:
     """Raise if a tensor argument requires grad while grad mode is on.
 
     A kernel launch is invisible to autograd: without this its results would
-    silently have no gradient.
+    silently have no gradient.  Runs on every eager call, hence the plain
+    loop (about 0.3 us for four arguments).
     """
-    if not torch.is_grad_enabled():
+    if not _grad_enabled():
         return
-    for position, argument in enumerate(args):
-        if isinstance(argument, torch.Tensor) and argument.requires_grad:
-            raise LaunchError(
-                f"{kernel_name}: argument {position} requires grad, but the kernel has no "
-                "backward, so its result would silently get no gradient; declare one with "
-                "ninetoothed.differentiable(kernel, backward), or call it under "
-                "torch.no_grad() / on .detach()ed tensors"
-            )
+    for argument in args:
+        if isinstance(argument, _Tensor) and argument.requires_grad:
+            _raise_requires_grad(kernel_name, args)
+
+
+def _raise_requires_grad(kernel_name: str, args: tuple[Any, ...]) -> None:
+    position = next(
+        i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad
+    )
+    raise LaunchError(
+        f"{kernel_name}: argument {position} requires grad, but the kernel has no "
+        "backward, so its result would silently get no gradient; declare one with "
+        "ninetoothed.differentiable(kernel, backward), or call it under "
+        "torch.no_grad() / on .detach()ed tensors"
+    )
+
+
+_grad_enabled = torch.is_grad_enabled
+_Tensor = torch.Tensor
 
 
 def concat(tensors: list[Any], axis: int) -> Any:
