@@ -3,7 +3,7 @@
 Three kernels over ``(batch, heads, seq, head_dim)`` tensors, all in our
 language:
 
-* ``forward``: the online-softmax loop of ``attention.py``, also writing
+* ``forward``: the online softmax of ``attention.py`` (self-contained here), also writing
   each row's log-sum-exp (``lse``, base 2, of the scaled scores; a
   ``(batch, heads, seq, 1)`` tensor, like ``delta``), which the
   backward recomputes probabilities from;
@@ -23,7 +23,6 @@ the tile sizes (``BM``, ``BN``), otherwise they are auto-tuned (16 to 64).
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
-from nt_examples import attention
 
 LOG2E = 1.44269504089
 BM = Symbol("BM", meta=True, lower_bound=16, upper_bound=64)
@@ -60,9 +59,25 @@ def forward_arrangement(q, k, v, scale, o, lse):
 
 
 def forward_application(q, k, v, scale, o, lse):
-    acc, l_i, m_i = attention.online_softmax(q, k, v, scale)
-    o = acc / l_i[:, None]  # noqa: F841
-    lse = (m_i + ntl.log2(l_i))[:, None]  # noqa: F841
+    # The online softmax in base 2, the scale folded into the queries.
+    scaled = (q * (scale * LOG2E)).to(q.dtype)
+    total = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
+    peak = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    out = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    for i in range(k.shape[0]):
+        scores = ntl.where(
+            q.offsets(-2) >= ntl.trans(k[i].offsets(-2)),
+            ntl.dot(scaled, ntl.trans(k[i])),
+            float("-inf"),
+        )
+        new_peak = ntl.maximum(peak, ntl.max(scores, 1))
+        weights = ntl.exp2(scores - new_peak[:, None])
+        decay = ntl.exp2(peak - new_peak)
+        total = total * decay + ntl.sum(weights, 1)
+        out = ntl.dot(weights.to(v.dtype.dtype), v[i], out * decay[:, None])
+        peak = new_peak
+    o = out / total[:, None]  # noqa: F841
+    lse = (peak + ntl.log2(total))[:, None]  # noqa: F841
 
 
 def dk_dv_arrangement(q, k, v, scale, do, lse, delta, dk, dv):
