@@ -50,7 +50,9 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks"), str(ROOT / "tests")]
 # The example kernels it times are the tests' tutorial fixtures (support.tutorial).
-SEARCH_PATH = os.pathsep.join(filter(None, [str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH")]))
+SEARCH_PATH = os.pathsep.join(
+    filter(None, [str(ROOT / "tests"), str(ROOT), os.environ.get("PYTHONPATH")])
+)
 N = 4096
 
 
@@ -76,9 +78,10 @@ def add_kernels() -> dict[str, tuple[Any, dict[str, Any]]]:
     """Our add kernel made the four ways, with the keywords each call passes."""
     import functools
 
+    from support.tutorial import add
+
     import ninetoothed
     from ninetoothed import Tensor
-    from support.tutorial import add
 
     def tensors() -> tuple[Any, ...]:
         return (Tensor(1), Tensor(1), Tensor(1))
@@ -141,7 +144,6 @@ def jax_cases() -> tuple[list[Any], list[Row]]:
     import jax
     import jax.numpy as jnp
     import launch_probe
-
     from support.tutorial import add
 
     gpu = jax.devices("gpu")[0]
@@ -200,7 +202,8 @@ def python(
 ) -> dict[str, Any]:
     """Run ``code`` in a fresh interpreter; it prints one JSON object last."""
     result = subprocess.run(
-        [sys.executable, "-c", code, *argv], env={**os.environ, "PYTHONPATH": SEARCH_PATH, **env}, cwd=ROOT,
+        [sys.executable, "-c", code, *argv], cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": SEARCH_PATH, **env},
         capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
     if result.returncode != 0:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.tutorial import add, matmul
 
 from ninetoothed.errors import LaunchError
-from support.tutorial import add, matmul
 
 MATMUL_TILES = {"BLOCK_SIZE_0": 128, "BLOCK_SIZE_1": 128, "BLOCK_SIZE_2": 128}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.tutorial import add, elementwise
 
 from ninetoothed.errors import LaunchError
-from support.tutorial import add, elementwise
 
 
 def vectors(framework, count=3, size=8):

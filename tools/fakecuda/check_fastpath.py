@@ -137,10 +137,10 @@ def check(
 def main() -> int:
     import torch
     from check_launch import set_stand_in_driver
+    from support.tutorial import add, matmul
 
     import ninetoothed
     from ninetoothed import Symbol, Tensor
-    from support.tutorial import add, matmul
     from nt_torch.adapter import TorchAdapter
 
     set_stand_in_driver(STREAM)
@@ -315,8 +315,9 @@ def paddle_rows() -> dict[str, Callable[[], Any]]:
         import paddle
     except ImportError:
         return {}
-    import ninetoothed
     from support.tutorial import add
+
+    import ninetoothed
     from nt_paddle import fastpath as paddle_fastpath
     from nt_paddle.adapter import PaddleAdapter
     from nt_triton.launch import HostReads

@@ -5,6 +5,8 @@ The public surface is small and re-exported here: :class:`Symbol`,
 ``ninetoothed.language`` (``ntl``), upstream NineToothed's dtype constants
 (``ninetoothed.float16`` …, see :mod:`ninetoothed.dtype`), and for inspecting
 arrangements :func:`evaluate` plus upstream's :func:`eval` and :func:`subs`.
+For the frameworks' autodiff and vmap: :func:`functional`,
+:func:`differentiable` and :func:`batching` (:mod:`ninetoothed.autodiff`).
 ``ninetoothed.debugging`` and ``ninetoothed.visualization`` are imported on
 their own.  Everything symbolic works with no plugin installed; generating and
 running kernels needs ``nt-triton`` and a framework adapter (``nt-torch``,
@@ -12,6 +14,7 @@ running kernels needs ``nt-triton`` and a framework adapter (``nt-torch``,
 """
 
 from ninetoothed import language
+from ninetoothed.autodiff import batching, differentiable, functional
 from ninetoothed.dtype import (
     bfloat16,
     float16,
@@ -38,14 +41,17 @@ __all__ = [
     "Kernel",
     "Symbol",
     "Tensor",
+    "batching",
     "bfloat16",
     "block_size",
     "build",
+    "differentiable",
     "eval",
     "evaluate",
     "float16",
     "float32",
     "float64",
+    "functional",
     "int8",
     "int16",
     "int32",

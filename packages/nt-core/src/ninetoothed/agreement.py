@@ -51,7 +51,9 @@ class Agreement:
     """The shared index they are read at, for messages."""
 
 
-def derive(tensors: Sequence[Tensor], skip: AbstractSet[int] = frozenset()) -> tuple[Agreement, ...]:
+def derive(
+    tensors: Sequence[Tensor], skip: AbstractSet[int] = frozenset()
+) -> tuple[Agreement, ...]:
     """The agreements among the arranged ``tensors`` (tensor parameters, in order);
     the positions in ``skip`` tie nothing."""
     groups: dict[str, list[tuple[int, int]]] = {}

@@ -107,7 +107,8 @@ class KernelSpec:
         # A parameter the application reaches only through ``x.source[...]`` (gather,
         # scatter) reads wherever its indices say: its arrangement ties no size.
         return derive_agreements(
-            [p.arranged for p in tensors], skip={i for i, p in enumerate(tensors) if p.name in gathered}
+            [p.arranged for p in tensors],
+            skip={i for i, p in enumerate(tensors) if p.name in gathered},
         )
 
     @cached_property
@@ -263,7 +264,9 @@ def source_only_parameters(application: Callable[..., Any], names: list[str]) ->
     source_values = {
         id(node.value)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute) and node.attr == "source" and isinstance(node.value, ast.Name)
+        if isinstance(node, ast.Attribute)
+        and node.attr == "source"
+        and isinstance(node.value, ast.Name)
     }
     uses = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in names]
     through_source = {node.id for node in uses if id(node) in source_values}

@@ -13,8 +13,8 @@ errors raised here say which distribution to install.
 
 from __future__ import annotations
 
-import functools
 import importlib
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -211,12 +211,15 @@ def lazy_adapter_hook(
     ``ninetoothed_framework_adapter``.
     """
     roots = tuple(modules)
-    load = functools.cache(_loader(adapter) if isinstance(adapter, str) else adapter)
+    load = _loader(adapter) if isinstance(adapter, str) else adapter
+    loaded: list[FrameworkAdapter] = []  # not functools.cache: Dynamo traces through it
 
     def ninetoothed_framework_adapter(obj: object) -> FrameworkAdapter | None:
         if not type_comes_from(obj, roots):
             return None
-        found = load()
+        if not loaded:
+            loaded.append(load())
+        found = loaded[0]
         return found if found.recognizes(obj) else None
 
     return ninetoothed_framework_adapter
@@ -227,7 +230,10 @@ def _loader(target: str) -> Callable[[], FrameworkAdapter]:
     module_name, _, class_name = target.partition(":")
 
     def load() -> FrameworkAdapter:
-        adapter: FrameworkAdapter = getattr(importlib.import_module(module_name), class_name)()
+        # A module already imported is taken from sys.modules: a first kernel
+        # call traced by torch.compile cannot call importlib (Dynamo skips it).
+        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        adapter: FrameworkAdapter = getattr(module, class_name)()
         return adapter
 
     return load

@@ -39,7 +39,7 @@ from ninetoothed.binding import BoundCall
 from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from nt_jax import callbacks, triton_call
+from nt_jax import autodiff, callbacks, triton_call
 from nt_jax.roles import Roles, roles
 from nt_triton.kernel import TritonKernel
 
@@ -84,6 +84,7 @@ class JaxAdapter(Adapter):
         devices, the other arguments' values, the keywords — so eager calls do
         not trace the launch again each time (:func:`_eager`).
         """
+        autodiff.refuse_differentiation(kernel.spec.name, args)
         if not any(isinstance(a, jax.core.Tracer) for a in args):
             try:
                 key = _eager_key(args, kwargs)

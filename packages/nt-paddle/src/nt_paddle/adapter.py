@@ -37,6 +37,8 @@ from ninetoothed.binding import BoundCall
 from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from nt_paddle import static
+from nt_paddle.autograd import refuse_grad
 from nt_triton import interop
 
 __all__ = ["PaddleAdapter", "PaddlePointer"]
@@ -108,6 +110,16 @@ class PaddleAdapter(Adapter):
             device=_device_name(obj.place),
             data_ptr=obj.data_ptr(),
         )
+
+    def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Refuse tensors taking part in autograd (no backward), then the template's call.
+
+        Under ``paddle.jit.to_static`` (see :mod:`nt_paddle.static`) the call
+        raises a clear error.
+        """
+        static.refuse_static_graph(kernel.spec.name)
+        refuse_grad(kernel.spec.name, args)
+        return super().call(kernel, args, kwargs)
 
     def pointers(self, bound: BoundCall) -> list[Any]:
         """A :class:`PaddlePointer` per tensor: Triton needs no torch and no copy."""

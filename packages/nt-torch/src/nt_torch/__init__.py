@@ -7,11 +7,28 @@ shapes, strides, dtypes and devices, and launches the generated kernel,
 writing into the tensors passed in.  It is found through the ``ninetoothed``
 entry-point group (see :mod:`nt_torch.plugin`).
 
+Kernels work under ``torch.compile(fullgraph=True)`` and ``torch.func.vmap``
+(through custom operators, :mod:`nt_torch.launch_operator`); :func:`custom_op`
+registers one under a name of your choosing.
+
 Importing this package imports neither PyTorch nor Triton.
 """
+
+from typing import Any
 
 from ninetoothed import jit, make
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "jit", "make"]
+__all__ = ["__version__", "custom_op", "jit", "make"]
+
+
+def custom_op(name: str, kernel: Any) -> Any:
+    """Register ``kernel`` as the PyTorch operator ``name`` (``"namespace::op"``).
+
+    See :func:`nt_torch.custom_ops.custom_op` (imported here on first use, so
+    that importing this package still imports no PyTorch).
+    """
+    from nt_torch import custom_ops
+
+    return custom_ops.custom_op(name, kernel)

@@ -17,7 +17,9 @@ import torch
 
 from ninetoothed.adapter import Adapter, cuda_index
 from ninetoothed.dtype import name_of
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from nt_torch import launch_operator
+from nt_torch.autograd import refuse_grad
 
 
 class TorchAdapter(Adapter):
@@ -38,6 +40,26 @@ class TorchAdapter(Adapter):
             obj.data_ptr(),
         )
 
+    def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Refuse tensors requiring grad; while traced or vmapped, call the custom operator.
+
+        Dynamo and ``torch.func`` cannot see into a launch, so there the call
+        goes through the kernel's automatic custom operator
+        (:func:`nt_torch.custom_ops.operator_for`), which launches eagerly
+        through the template's call.  Eager calls pay these two checks only.
+        """
+        refuse_grad(kernel.spec.name, args)
+        if _is_compiling() or _transforms_active():
+            launch_operator.call(self, kernel, args, kwargs)
+            return None
+        return Adapter.call(self, kernel, args, kwargs)
+
+    def launch_eagerly(
+        self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """The template's call, without the routing (what the custom operators run)."""
+        Adapter.call(self, kernel, args, kwargs)
+
     def fast_path(self, kernel: Any, miss: Any) -> Any:
         """nt-triton's fast path with PyTorch's reads (:mod:`nt_torch.fastpath`)."""
         make = getattr(kernel, "fast_launcher", None)
@@ -55,6 +77,9 @@ class TorchAdapter(Adapter):
             return guard
         return None
 
+
+_is_compiling = torch.compiler.is_compiling
+_transforms_active = torch._C._are_functorch_transforms_active
 
 _READS: list[Any] = []
 

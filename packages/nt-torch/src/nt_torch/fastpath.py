@@ -85,17 +85,27 @@ def snapshot(tensor: torch.Tensor) -> Callable[[], None]:
     return restore
 
 
+def _traced() -> bool:
+    """Dynamo tracing or a ``torch.func`` transform active: the adapter's custom
+    operator must take the call (Dynamo sees that as ``torch.compiler.is_compiling``
+    being true and removes the branch from compiled code)."""
+    return torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active()
+
+
 def host_reads() -> HostReads:
     """What the fast path reads from PyTorch (made once per process)."""
     multi = torch.cuda.device_count() > 1
     return HostReads(
         pointer_read="{}.data_ptr()",
-        key_reads=("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()"),
+        # requires_grad: a tensor that needs a gradient must miss, so the adapter
+        # refuses it (or its custom operator records it) instead of detaching it.
+        key_reads=("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()", "{}.requires_grad"),
         device_of=lambda tensor: tensor.get_device(),
         raw_stream=torch._C._cuda_getCurrentRawStream,
         current_device=torch._C._cuda_getDevice if multi else None,
         device_guard=torch.cuda.device,
         guard=guard_factory(),
+        traced=_traced,
         capturing=torch.cuda.is_current_stream_capturing,
         device_name=torch.cuda.get_device_name,
         timer=time_runs,

@@ -4,6 +4,8 @@
 cheap: PyTorch is imported only when an argument's type comes from it.
 """
 
+import sys
+
 from ninetoothed.hookspecs import hookimpl
 from ninetoothed.plugins import lazy_adapter_hook
 
@@ -11,3 +13,8 @@ ninetoothed_framework_adapter = hookimpl(
     lazy_adapter_hook(("torch",), "nt_torch.adapter:TorchAdapter")
 )
 """Return the PyTorch adapter if it recognises an object, else ``None``."""
+
+if "torch" in sys.modules:
+    # PyTorch is loaded already, so the adapter costs little to import now, and
+    # a first kernel call traced by torch.compile finds it without importing.
+    import nt_torch.adapter  # noqa: F401

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ninetoothed.ir import KernelSpec
 from ninetoothed.errors import CodegenError
+from ninetoothed.ir import KernelSpec
 from nt_triton import cache, codegen, gpu_check, knobs, tuning
 from nt_triton.abi import ParameterKind
 from nt_triton.codegen import GeneratedSource

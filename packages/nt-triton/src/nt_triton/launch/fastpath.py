@@ -90,6 +90,11 @@ class HostReads:
     device_name: Callable[[int], str] = lambda index: f"cuda:{index}"
     """The device's name (tuning results are kept per device name)."""
 
+    traced: Callable[[], bool] | None = None
+    """True while the framework traces or transforms calls (``torch.compile``,
+    ``torch.func``): such calls take the miss path, where the adapter routes
+    them (a custom operator); None: never."""
+
     timer: Callable[[Callable[[], None], int], list[float]] | None = None
     """``timer(run, count)``: milliseconds of each of ``count`` runs on the device
     (tuning measures with it)."""
@@ -146,6 +151,7 @@ class FastLauncher:
             "switched": self._switched,
             "scalar_class": compiled.int_class,
             "scalar_value": _scalar_value,
+            "traced": reads.traced,
         }
         name = f"<ninetoothed fast path of {kernel.spec.name}>"
         exec(compile(source, name, "exec"), namespace)  # noqa: S102
@@ -470,8 +476,10 @@ def hot_source(
     per_call = ", ".join(pointers + [names[s] for s in scalars])
     guard_check = f"not plan[0]({tensor_args})" if tensors else "False"
     scalar_check = " or classes != plan[5]" if scalars else ""
-    body = [
-        "def call(*args, **kwargs):",
+    body = ["def call(*args, **kwargs):"]
+    if reads.traced is not None:
+        body += ["    if traced():", "        return miss(args, kwargs)"]
+    body += [
         "    try:",
         f"        {unpack} = args" if count else "        () = args",
         *(f"        {line}" for line in reads_lines),

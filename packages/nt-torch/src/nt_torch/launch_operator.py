@@ -1,0 +1,140 @@
+"""One generic custom operator that launches any kernel: ``ninetoothed::launch``.
+
+Kernels not registered with :func:`nt_torch.custom_ops.custom_op` still have to
+be opaque to Dynamo and ``torch.func``, but an operator cannot be registered
+while Dynamo traces.  So one operator, defined when this module is imported
+(which the ``torch`` plugin does as soon as PyTorch is loaded), launches every
+kernel::
+
+    ninetoothed::launch(str kernel, Tensor[] inputs, Tensor(a!)[] outputs,
+                        Scalar[] scalars, str[] symbols, Scalar[] values) -> ()
+
+``kernel`` is the key of the generated kernel in :data:`_kernels` (its
+cached source file's path); ``inputs`` are the tensors it reads only, ``outputs`` the
+ones it writes (the operator mutates them: ``auto_functionalized`` under
+``torch.compile``), ``scalars`` the ``Tensor(0)`` arguments, and
+``symbols``/``values`` the call's keywords.  The arguments are put back in
+parameter order and the call goes to the adapter's eager launch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ninetoothed.errors import LaunchError
+from ninetoothed.hookspecs import GeneratedKernel
+
+__all__ = ["call"]
+
+_kernels: dict[str, tuple[GeneratedKernel, Any]] = {}
+"""Number -> (generated kernel, the adapter that launches it eagerly)."""
+
+_library = torch.library.Library("ninetoothed", "FRAGMENT")  # type: ignore[no-untyped-call]
+_library.define(  # type: ignore[no-untyped-call]
+    "launch(str kernel, Tensor[] inputs, Tensor(a!)[] outputs, Scalar[] scalars, "
+    "str[] symbols, Scalar[] values) -> ()"
+)
+
+
+def call(
+    adapter: Any, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """Launch ``kernel`` on ``args`` through ``ninetoothed::launch``."""
+    number = _number(adapter, kernel)
+    outputs_named = kernel.outputs
+    inputs, outputs, scalars = [], [], []
+    parameters = kernel.spec.parameters
+    if len(args) != len(parameters):
+        names = ", ".join(p.name for p in parameters)
+        raise LaunchError(
+            f"{kernel.spec.name} takes {len(parameters)} positional arguments ({names}), "
+            f"got {len(args)}"
+        )
+    for parameter, argument in zip(parameters, args):
+        if parameter.is_scalar:
+            scalars.append(argument)
+        elif parameter.name in outputs_named:
+            outputs.append(argument)
+        else:
+            inputs.append(argument)
+    torch.ops.ninetoothed.launch(
+        number, inputs, outputs, scalars, list(kwargs), list(kwargs.values())
+    )
+
+
+@torch.compiler.assume_constant_result  # type: ignore[untyped-decorator]
+def _number(adapter: Any, kernel: GeneratedKernel) -> str:
+    """The key standing for ``kernel``: its cached source file (one per generated source).
+
+    Dynamo runs this eagerly while tracing (it replays traced stores only
+    after the graph runs, too late for the operator) and keeps the key as a
+    constant.  Two threads storing at once store equal pairs.
+    """
+    number = kernel.source_path
+    if number not in _kernels:
+        _kernels[number] = (kernel, adapter)
+    return number
+
+
+def _arguments(
+    number: str, inputs: list[Any], outputs: list[Any], scalars: list[Any]
+) -> tuple[GeneratedKernel, Any, list[Any]]:
+    """The kernel, its adapter, and the arguments back in parameter order."""
+    kernel, adapter = _kernels[number]
+    written = kernel.outputs
+    streams = {"scalar": iter(scalars), "output": iter(outputs), "input": iter(inputs)}
+    ordered = []
+    for parameter in kernel.spec.parameters:
+        if parameter.is_scalar:
+            ordered.append(next(streams["scalar"]))
+        elif parameter.name in written:
+            ordered.append(next(streams["output"]))
+        else:
+            ordered.append(next(streams["input"]))
+    return kernel, adapter, ordered
+
+
+def _launch(
+    number: str,
+    inputs: list[Any],
+    outputs: list[Any],
+    scalars: list[Any],
+    symbols: list[str],
+    values: list[Any],
+) -> None:
+    kernel, adapter, ordered = _arguments(number, inputs, outputs, scalars)
+    adapter.launch_eagerly(kernel, tuple(ordered), dict(zip(symbols, values)))
+
+
+def _fake(*args: Any) -> None:
+    # Outputs are written in place: the operator returns nothing to allocate.
+    return None
+
+
+def _vmap(info: Any, in_dims: tuple[Any, ...], *operands: Any) -> Any:
+    """Batching rule: the operands as ``_launch`` gets them, batched along ``in_dims``."""
+    from nt_torch import vmap
+
+    number, inputs, outputs, scalars, symbols, values = operands
+    kernel, adapter, ordered = _arguments(number, inputs, outputs, scalars)
+    _, _, dims = _arguments(
+        number, _dims(in_dims[1], inputs), _dims(in_dims[2], outputs), [None] * len(scalars)
+    )
+
+    def launch(*args: Any, **kwargs: Any) -> None:
+        adapter.launch_eagerly(kernel, args, kwargs)
+
+    vmap.batched_launch(kernel, launch, info.batch_size, dims, ordered, dict(zip(symbols, values)))
+    return None, None
+
+
+def _dims(dims: Any, tensors: list[Any]) -> list[Any]:
+    """Per-tensor batch dimensions of a list argument (vmap gives None for unbatched lists)."""
+    return list(dims) if dims is not None else [None] * len(tensors)
+
+
+_library.impl("launch", _launch, "CompositeExplicitAutograd")  # type: ignore[no-untyped-call]
+torch.library.register_fake("ninetoothed::launch", _fake, lib=_library)
+torch.library.register_vmap("ninetoothed::launch", _vmap, lib=_library)
