@@ -58,12 +58,15 @@ def test_meta_values_must_be_ints(framework, value):
 def test_an_output_with_zero_strides_is_refused():
     import torch
 
-    x = torch.randn(8)
-    overlapping = torch.zeros(1).expand(8)
+    from support.base import ON_GPU
+
+    device = "cuda" if ON_GPU else "cpu"
+    x = torch.randn(8, device=device)
+    overlapping = torch.zeros(1, device=device).expand(8)
     with pytest.raises(LaunchError, match=r"'z' .* stride 0 .* overlap"):
         add.kernel(x, x, overlapping)
     assert overlapping[0] == 0
     # An input with zero strides (a broadcast) stays fine.
-    z = torch.full((8,), float("nan"))
+    z = torch.full((8,), float("nan"), device=device)
     add.kernel(overlapping, x, z)
     torch.testing.assert_close(z, x)

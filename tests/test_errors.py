@@ -123,7 +123,7 @@ def test_incompatible_shapes_at_call():
         # Below the grid, the arrangement ties input's rows to output's rows.
         match=r"'input' \(shape \(20, 8\), dimension 0: 20\) and 'output' \(shape \(40, 16\)",
     ):
-        matmul.kernel(a, b, torch.empty(40, 16), **pinned(matmul.kernel))
+        matmul.kernel(a, b, torch.empty(40, 16, device=a.device), **pinned(matmul.kernel))
 
 
 def test_conv2d_channel_mismatch_at_call():
@@ -138,7 +138,7 @@ def test_conv2d_channel_mismatch_at_call():
     # The channels are tied (input's tile is the filter's shape): that agreement is
     # checked first; the squeezed size's requirement would catch it too.
     with pytest.raises(LaunchError, match=r"'input' \(shape \(1, 3, 5, 5\), dimension 1: 3\)"):
-        conv2d_kernel(input, filter, torch.empty(1, 2, 3, 3))
+        conv2d_kernel(input, filter, torch.empty(1, 2, 3, 3, device=input.device))
 
 
 def test_no_adapter_for_arguments():
@@ -172,7 +172,7 @@ def test_pinning_meta_symbols_needs_all():
     a = torch.randn(4, 4)
     first, *others = sorted(matmul.kernel.spec.meta_symbols)
     with pytest.raises(LaunchError, match=f"missing {', '.join(others)}"):
-        matmul.kernel(a, a, torch.empty(4, 4), **{first: 16})
+        matmul.kernel(a, a, torch.empty(4, 4, device=a.device), **{first: 16})
 
 
 def test_scalar_parameter_given_a_tensor():
@@ -199,4 +199,4 @@ def test_pinned_meta_value_must_be_a_power_of_two():
     pins = {name: 16 for name in matmul.kernel.spec.meta_symbols}
     pins[next(iter(pins))] = 48
     with pytest.raises(LaunchError, match="takes powers of two.*got 48"):
-        matmul.kernel(a, a, torch.empty(4, 4), **pins)
+        matmul.kernel(a, a, torch.empty(4, 4, device=a.device), **pins)

@@ -79,9 +79,14 @@ class Kernel:
         if launcher is None:
             return
         self.fast_path = launcher
-        self.__class__ = type(
-            type(self).__name__, (type(self),), {"__call__": staticmethod(launcher.call)}
-        )
+        fast = launcher.call
+
+        # A plain method (not the bare function as a staticmethod): Dynamo traces
+        # a call of the instance only through an ordinary ``__call__``.
+        def __call__(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+            return fast(*args, **kwargs)
+
+        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": __call__})
 
     def __repr__(self) -> str:
         return f"<ninetoothed kernel {self.spec.name} ({len(self.spec.parameters)} parameters)>"

@@ -64,25 +64,36 @@ def call(
     )
 
 
-@torch.compiler.assume_constant_result  # type: ignore[untyped-decorator]
 def _number(adapter: Any, kernel: GeneratedKernel) -> str:
     """The key standing for ``kernel``: its cached source file (one per generated source).
 
-    Dynamo runs this eagerly while tracing (it replays traced stores only
-    after the graph runs, too late for the operator) and keeps the key as a
-    constant.  Two threads storing at once store equal pairs.
+    Registered only when not traced: Dynamo replays a traced store after the
+    graph runs, and some versions refuse to pass our objects to a function
+    it assumes constant.  A kernel first met while tracing is found at launch
+    through nt-triton's registry of loaded kernels (:func:`_registered`).
     """
     number = kernel.source_path
-    if number not in _kernels:
+    if not torch.compiler.is_compiling() and number not in _kernels:
         _kernels[number] = (kernel, adapter)
     return number
+
+
+def _registered(number: str, tensors: list[Any]) -> tuple[GeneratedKernel, Any]:
+    """The kernel loaded from ``number`` and the adapter of its tensors (eager, at launch)."""
+    from ninetoothed import plugins
+    from nt_triton.kernel import LOADED
+
+    entry = (LOADED[number], plugins.adapter_for(tensors[0]))
+    _kernels[number] = entry
+    return entry
 
 
 def _arguments(
     number: str, inputs: list[Any], outputs: list[Any], scalars: list[Any]
 ) -> tuple[GeneratedKernel, Any, list[Any]]:
     """The kernel, its adapter, and the arguments back in parameter order."""
-    kernel, adapter = _kernels[number]
+    entry = _kernels.get(number)
+    kernel, adapter = entry if entry is not None else _registered(number, [*inputs, *outputs])
     written = kernel.outputs
     streams = {"scalar": iter(scalars), "output": iter(outputs), "input": iter(inputs)}
     ordered = []

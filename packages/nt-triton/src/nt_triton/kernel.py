@@ -13,6 +13,7 @@ Its public surface is what framework adapters use (the
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -55,6 +56,7 @@ class TritonKernel:
         self.host_source = host_source
         self.function: Any = getattr(cache.load(path, generated.injected), generated.kernel_name)
         """The ``@triton.jit`` function."""
+        LOADED[self.source_path] = self
         self.gpu_check_pending = False
         """Under the interpreter: the GPU front-end check waits for a call's constexpr
         values (set by the backend when placeholders could not decide it)."""
@@ -164,6 +166,11 @@ class TritonKernel:
         if key not in self._gpu_checked:
             gpu_check.check(self.spec, self.function, self.signature, {**meta, **given})
             self._gpu_checked.add(key)
+
+
+LOADED: weakref.WeakValueDictionary[str, TritonKernel] = weakref.WeakValueDictionary()
+"""Every kernel made in this process, by its cached source file (launches that
+name a kernel by that path, such as PyTorch's custom operator, find it here)."""
 
 
 @contextlib.contextmanager
