@@ -57,7 +57,6 @@ def test_meta_values_must_be_ints(framework, value):
 
 def test_an_output_with_zero_strides_is_refused():
     import torch
-
     from support.base import ON_GPU
 
     device = "cuda" if ON_GPU else "cpu"

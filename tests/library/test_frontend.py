@@ -32,10 +32,9 @@ def test_a_variant_is_made_once(framework, ops):
 
 def test_pinned_kernels_tune_nothing():
     import torch
+    from support.base import ON_GPU
 
     from nt_torch import ops  # a kernel made for one framework serves every framework
-
-    from support.base import ON_GPU
 
     device = "cuda" if ON_GPU else "cpu"
     with pinned_block_sizes(32):
