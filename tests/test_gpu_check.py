@@ -87,3 +87,24 @@ def test_the_knob_turns_the_check_off(case, monkeypatch):
 def test_kernels_that_compile_pass(application, monkeypatch):
     monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
     ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+
+
+def test_a_size_of_one_compiles_as_triton_specialises_it():
+    """Triton compiles an int argument equal to 1 as a constant: a mask term built
+    from such a size (an expanded dimension of size 1 at run time) must compile
+    then too (it failed on the GPU with "'constexpr_type' object has no attribute
+    'is_block'" when it was broadcast with tl.broadcast_to)."""
+    from nt_triton import gpu_check
+    from tests.upstream import test_expand
+
+    kernel = ninetoothed.make(
+        test_expand.row_of_a_matrix,
+        test_expand.add_row_application,
+        (Tensor(2), Tensor(2), Tensor(2)),
+    )
+    generated = kernel.generated
+    types, constants = gpu_check._types(generated.spec, generated.signature, {}, "fp32")
+    (index,) = [i for i, p in enumerate(generated.signature) if p.name == "row_size_0"]
+    types["row_size_0"], constants[(index,)] = "constexpr", 1
+    function = gpu_check._compilable(generated.function, gpu_check._MADE)
+    gpu_check._front_end(function, types, constants)

@@ -45,13 +45,12 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
         node = context.code(term)
         if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
             # A scalar condition is compared after broadcasting to the tile:
-            # Triton's interpreter rejects masks built from scalar booleans.
-            # A literal (a middle level indexed by a constant) is no Triton value.
-            node.left = (
-                call("tl.full", [_shape(context, view), node.left, dotted("tl.int32")])
-                if isinstance(node.left, ast.Constant)
-                else call("tl.broadcast_to", [node.left, _shape(context, view)])
-            )
+            # Triton's interpreter rejects masks built from scalar booleans.  A
+            # literal or a constexpr size is no Triton tensor, which broadcast_to
+            # needs; adding it to a tile of zeros takes either, and a run-time
+            # int64 size stays int64 (tl.full would cast it to the tile's type).
+            zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
+            node.left = ast.BinOp(zeros, ast.Add(), node.left)
         mask_node = node if mask_node is None else ast.BinOp(mask_node, ast.BitAnd(), node)
     return pointers, mask_node
 
