@@ -69,10 +69,12 @@ class Kernel:
         ``kernel(...)`` costs no frame of ours; calls it has no plan for go to
         :meth:`_dispatch`.
         """
+        adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
+        if adapter is not None and getattr(adapter, "tracing", bool)():
+            return  # a compiler traces this call: install on an eager one
         self._fast_tried = True
         if getattr(self.generated, "interpreting", True):
             return
-        adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
         if adapter is None or not hasattr(adapter, "launcher"):
             return
         launcher = adapter.launcher(self.generated, self._dispatch)

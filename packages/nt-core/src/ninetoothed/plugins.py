@@ -222,6 +222,16 @@ def lazy_adapter_hook(
         found = loaded[0]
         return found if found.recognizes(obj) else None
 
+    def load_now() -> None:
+        """Create the adapter now and remember it for its tensor types, so a first
+        call traced by a compiler (``torch.compile``) finds it by one dict lookup
+        instead of a pluggy hook call it cannot trace."""
+        if not loaded:
+            loaded.append(load())
+        for cls in getattr(loaded[0], "tensor_types", ()):
+            _adapter_by_type[cls] = loaded[0]
+
+    ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
     return ninetoothed_framework_adapter
 
 

@@ -27,7 +27,7 @@ class TorchAdapter(Adapter):
 
     name = "torch"
     distribution = "nt-torch"
-    tensor_types = (torch.Tensor,)
+    tensor_types = (torch.Tensor, torch.nn.Parameter)  # Parameter: remembered by type too
     gpu_hint = "move them to CUDA"
 
     def describe(self, obj: Any) -> TensorInfo:
@@ -49,10 +49,14 @@ class TorchAdapter(Adapter):
         through the template's call.  Eager calls pay these two checks only.
         """
         refuse_grad(kernel.spec.name, args)
-        if _is_compiling() or _transforms_active():
+        if self.tracing():
             launch_operator.call(self, kernel, args, kwargs)
             return None
         return Adapter.call(self, kernel, args, kwargs)
+
+    def tracing(self) -> bool:
+        """Whether Dynamo traces or a ``torch.func`` transform wraps the current call."""
+        return traced()
 
     def launch_eagerly(
         self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -80,6 +84,14 @@ class TorchAdapter(Adapter):
 
 _is_compiling = torch.compiler.is_compiling
 _transforms_active = torch._C._are_functorch_transforms_active
+
+
+def traced() -> bool:
+    """Dynamo tracing or a ``torch.func`` transform active: calls must go through the
+    custom operator (Dynamo sees ``is_compiling`` as true and drops the branch
+    from compiled code)."""
+    return bool(_is_compiling() or _transforms_active())
+
 
 _READS: list[Any] = []
 

@@ -85,15 +85,10 @@ def snapshot(tensor: torch.Tensor) -> Callable[[], None]:
     return restore
 
 
-def _traced() -> bool:
-    """Dynamo tracing or a ``torch.func`` transform active: the adapter's custom
-    operator must take the call (Dynamo sees that as ``torch.compiler.is_compiling``
-    being true and removes the branch from compiled code)."""
-    return torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active()
-
-
 def host_reads() -> HostReads:
     """What the fast path reads from PyTorch (made once per process)."""
+    from nt_torch.adapter import traced  # loaded already: the adapter asks for these reads
+
     multi = torch.cuda.device_count() > 1
     return HostReads(
         pointer_read="{}.data_ptr()",
@@ -105,7 +100,7 @@ def host_reads() -> HostReads:
         current_device=torch._C._cuda_getDevice if multi else None,
         device_guard=torch.cuda.device,
         guard=guard_factory(),
-        traced=_traced,
+        traced=traced,
         capturing=torch.cuda.is_current_stream_capturing,
         device_name=torch.cuda.get_device_name,
         timer=time_runs,

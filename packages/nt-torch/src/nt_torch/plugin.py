@@ -15,6 +15,7 @@ ninetoothed_framework_adapter = hookimpl(
 """Return the PyTorch adapter if it recognises an object, else ``None``."""
 
 if "torch" in sys.modules:
-    # PyTorch is loaded already, so the adapter costs little to import now, and
-    # a first kernel call traced by torch.compile finds it without importing.
-    import nt_torch.adapter  # noqa: F401
+    # PyTorch is loaded already, so the adapter costs little to make now, and a
+    # first kernel call traced by torch.compile finds it by type, without
+    # importing or calling a hook (Dynamo of torch 2.11 cannot trace pluggy).
+    ninetoothed_framework_adapter.load_now()
