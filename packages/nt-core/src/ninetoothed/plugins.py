@@ -17,7 +17,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol, cast
 
 import pluggy
 
@@ -198,9 +198,18 @@ def type_comes_from(obj: object, modules: Iterable[str]) -> bool:
     return any(cls.__module__.partition(".")[0] in roots for cls in type(obj).__mro__)
 
 
+class LazyAdapterHook(Protocol):
+    """What :func:`lazy_adapter_hook` returns: the hook, and a way to load it now."""
+
+    def __call__(self, obj: object) -> FrameworkAdapter | None: ...
+
+    def load_now(self) -> None:
+        """Create the adapter and remember it for its tensor types."""
+
+
 def lazy_adapter_hook(
     modules: Iterable[str], adapter: str | Callable[[], FrameworkAdapter]
-) -> Callable[[object], FrameworkAdapter | None]:
+) -> LazyAdapterHook:
     """The ``ninetoothed_framework_adapter`` hook of an adapter plugin.
 
     The hook looks at an object's type module first (see
@@ -232,7 +241,7 @@ def lazy_adapter_hook(
             _adapter_by_type[cls] = loaded[0]
 
     ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
-    return ninetoothed_framework_adapter
+    return cast(LazyAdapterHook, ninetoothed_framework_adapter)
 
 
 def _loader(target: str) -> Callable[[], FrameworkAdapter]:
