@@ -107,3 +107,20 @@ def test_bad_arguments_are_named(framework):
     for call, message in calls:
         with pytest.raises(ValueError, match=message):
             call()
+
+
+@pytest.mark.parametrize("gqa", [False, True])
+@pytest.mark.parametrize("few_queries", [False, True])
+def test_every_sdpa_variant_has_a_configuration_that_fits_a_gpu(monkeypatch, gqa, few_queries):
+    """Sized for a GPU (not the interpreter), each variant keeps a configuration that
+    fits a program with the head dimension at its bound: the decoding variant's
+    16 x 64 blocks fit none, and its first call on the GPU refused to make it."""
+    import ninetoothed
+    from ninetoothed.library import scaled_dot_product_attention as sdpa
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    premade = sdpa.premake(gqa=gqa, few_queries=few_queries)
+    kernel = ninetoothed.make(
+        premade.arrangement, premade.application, premade.tensors, **premade.options
+    )
+    assert kernel.generated.configurations
