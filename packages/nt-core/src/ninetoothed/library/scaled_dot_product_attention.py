@@ -24,7 +24,8 @@ from ninetoothed.tensor import Tensor
 
 LOG2_E = 1.4426950408889634
 
-HEAD_DIM = {"constexpr": True, "upper_bound": 256}
+MAX_HEAD_DIM = 256
+"""The largest head dimension the op takes (and the default bound of a kernel's)."""
 """The head dimension is a compile-time constant: a query row is one tile row."""
 
 
@@ -116,15 +117,20 @@ def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -
     o = acc / l_i[:, None]  # noqa: F841
 
 
-def premake(gqa: bool = False, few_queries: bool = False) -> Premade:
+def premake(
+    gqa: bool = False, few_queries: bool = False, head_bound: int = MAX_HEAD_DIM
+) -> Premade:
     """The kernel for query and key/value heads (``gqa``: fewer key/value heads);
     ``few_queries`` (at most 16, as when decoding) takes the smallest query block
-    and a fixed configuration, which a growing key cache does not tune again."""
-    tensors = tuple(Tensor(4, shape_options=(None, None, None, HEAD_DIM)) for _ in "qkv")
+    and a fixed configuration, which a growing key cache does not tune again.
+    ``head_bound`` bounds the head dimension: the tuning space is sized at it, so a
+    kernel for heads of 64 may try the 128 x 128 blocks that heads of 256 cannot."""
+    head = {"constexpr": True, "upper_bound": head_bound}
+    tensors = tuple(Tensor(4, shape_options=(None, None, None, head)) for _ in "qkv")
     tensors += (
         Tensor(0),
         Tensor(0, constexpr=True),
-        Tensor(4, shape_options=(None, None, None, HEAD_DIM)),
+        Tensor(4, shape_options=(None, None, None, head)),
     )
     blocks: dict[str, Any] = {}
     # At most 12 configurations: each compile of this kernel takes a second or

@@ -51,7 +51,10 @@ def scaled_dot_product_attention(
         )
     if not 16 <= d <= 256:
         raise LaunchError(f"{op}: the head dimension must be from 16 to 256, got {d}")
-    found = kernel(sdpa_kernel, gqa=h_kv != h, few_queries=lq <= FEW_QUERIES)
+    # One kernel per power-of-two bound of the head dimension (16 … 256): its
+    # tuning space is sized for the heads it gets, not for the largest.
+    bound = 1 << (d - 1).bit_length()
+    found = kernel(sdpa_kernel, gqa=h_kv != h, few_queries=lq <= FEW_QUERIES, head_bound=bound)
     scale = 1 / math.sqrt(d) if scale is None else float(scale)
     arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, (b, h, lq, d))]
     return framework.run(found, arguments, [5])[0]
