@@ -189,7 +189,8 @@ def per_call_rows(calls: int, rounds: int, with_jax: bool) -> list[Row]:
     table = []
     for row in measured:
         device = "" if row.device is None else f"; device {row.device:.1f} µs/call"
-        note = f"+sync {row.total:.1f} µs/call{device}"
+        busy = "" if row.busy is None else f"; host only (GPU kept busy) {row.busy:.1f} µs/call"
+        note = f"+sync {row.total:.1f} µs/call{device}{busy}"
         table.append(Row(f"µs/call: {row.name}", f"{row.host:.1f}", note))
     return table + rows
 

@@ -330,6 +330,33 @@ class Row:
     host: float
     total: float
     device: float | None
+    busy: float | None = None  # host µs/call issued behind a busy GPU (torch rows)
+
+
+BUSY_CYCLES_PER_CALL = 60_000
+"""GPU clock cycles of ``torch.cuda._sleep`` queued per measured call (~35 µs at
+1.7 GHz): longer than any per-call path here, so the launch queue never drains
+and never fills while the calls are issued, and the host time is the path's own."""
+
+
+def host_cost_behind_busy_gpu(call: Callable[[], Any], count: int) -> float:
+    """Host µs per call while the GPU is kept busy by a queued sleep kernel.
+
+    With the GPU idle, a tiny kernel's host time per call is bounded below by its
+    device time (the queue drains as fast as it fills); queueing a sleep first
+    takes the device out of the measurement. ``count`` must stay below CUDA's
+    launch-queue depth (about a thousand) so issuing never blocks.
+    """
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda._sleep(BUSY_CYCLES_PER_CALL * count)
+    began = time.perf_counter()
+    for _ in range(count):
+        call()
+    returned = time.perf_counter()
+    torch.cuda.synchronize()
+    return (returned - began) * 1e6 / count
 
 
 def measure(paths: list[Case], rounds: int) -> list[Row]:
@@ -337,8 +364,11 @@ def measure(paths: list[Case], rounds: int) -> list[Row]:
     import torch
 
     samples: dict[str, list[tuple[float, float, float | None]]] = {p.name: [] for p in paths}
+    busy: dict[str, list[float]] = {p.name: [] for p in paths}
     for _ in range(rounds):
         for path in paths:
+            if path.framework == "torch":
+                busy[path.name].append(host_cost_behind_busy_gpu(path.call, min(path.calls, 500)))
             call, count = path.call, path.calls
             if path.framework == "torch":
                 torch.cuda.synchronize()
@@ -369,7 +399,8 @@ def measure(paths: list[Case], rounds: int) -> list[Row]:
     for path in paths:
         ordered = sorted(samples[path.name], key=lambda s: s[1])
         host, total, device = ordered[len(ordered) // 2]
-        rows.append(Row(path.name, host, total, device))
+        behind_busy = statistics.median(busy[path.name]) if busy[path.name] else None
+        rows.append(Row(path.name, host, total, device, behind_busy))
     return rows
 
 
