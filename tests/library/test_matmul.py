@@ -86,3 +86,13 @@ def test_mismatched_operands_are_refused(framework, ops):
         ops.mm(a, a)
     with pytest.raises(ValueError, match="must be 3-D"):
         ops.bmm(a, a)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_products_over_more_rows_of_tiles_than_a_group(framework, ops, batch):
+    """Grouped program order (codegen.ordering): 10 rows of 16-tiles are a group
+    of 8 and a last group of 2; every output tile must still be written once."""
+    a, b = random((*batch, 150, 20), "float32"), random((*batch, 20, 40), "float32")
+    op = ops.bmm if batch else ops.mm
+    result = op(framework.from_numpy(a), framework.from_numpy(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)

@@ -104,9 +104,18 @@ def test_add_product(add_kernel: codegen.GeneratedSource) -> None:
 
 def test_matmul_grid_decomposition(matmul_kernel: codegen.GeneratedSource) -> None:
     body = lines(matmul_kernel)
+    # A product: the two grid dimensions are walked in groups (codegen.ordering).
     columns = "((output_size_1 + BLOCK_N - 1) // BLOCK_N)"
-    assert f"ninetoothed_grid_index_0 = ninetoothed_program_id // {columns}" in body
-    assert f"ninetoothed_grid_index_1 = ninetoothed_program_id % {columns}" in body
+    assert f"ninetoothed_group_width = 8 * {columns}" in body
+    assert "ninetoothed_group_local = ninetoothed_program_id" in body
+    assert (
+        "ninetoothed_grid_index_0 = ninetoothed_group_first + ninetoothed_group_local "
+        "% ninetoothed_group_width % ninetoothed_group_rows"
+    ) in body
+    assert (
+        "ninetoothed_grid_index_1 = ninetoothed_group_local % ninetoothed_group_width "
+        "// ninetoothed_group_rows"
+    ) in body
     assert "input_arange_2_0 = tl.arange(0, BLOCK_M)[:, None]" in body
     assert "input_arange_2_1 = tl.arange(0, BLOCK_K)[None, :]" in body
 

@@ -18,7 +18,7 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
+from nt_triton.codegen import naming, ordering
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import block_size, block_variables
 from nt_triton.codegen.views import View
@@ -41,6 +41,8 @@ def addressing(context: Context, view: View) -> Addressing:
     bindings = context.bindings(parameter)
     value_of = _resolver(context, view, bindings, live)
     indices = [value_of(variable) for variable in parameter.source.source_variables]
+    reads = context.grid_dims_read.setdefault(parameter.name, set())
+    reads |= ordering.dims_read(indices, len(context.grid))
     mask: list[SymbolLike] = []
     for variable, binding in bindings.items():
         if binding.bound is None:

@@ -62,6 +62,9 @@ class Context:
         self.stored: set[str] = set()
         self.addressed: set[str] = set()
         """Parameters whose tiles the application reads, writes or takes offsets of."""
+        self.grid_dims_read: dict[str, set[int]] = {}
+        """Per addressed parameter, the grid dimensions its addresses depend on
+        (:mod:`~nt_triton.codegen.ordering` reads them to order the programs)."""
         self.through_source: set[str] = set()
         """Parameters the application reaches through ``x.source`` (see :mod:`source`)."""
         self.grid = tuple(self.expression(size) for size in spec.grid)

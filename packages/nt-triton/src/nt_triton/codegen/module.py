@@ -16,7 +16,7 @@ import ast
 from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
-from nt_triton.codegen import inline, naming
+from nt_triton.codegen import inline, naming, ordering
 from nt_triton.codegen.application import ApplicationRewriter
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.product import (
@@ -34,7 +34,7 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     definition = inline.Inliner(inline.local_names(definition)).visit(definition)
     rewriter = ApplicationRewriter(context, inline.local_names(definition))
     body = rewriter.rewrite_body(definition.body) or [ast.Pass()]
-    prologue = _prologue(context)  # before the signature: it may use sizes too
+    prologue = _prologue(context, body)  # before the signature: it may use sizes too
     signature = _signature(context)
     shape_checks, requirements = _launch_checks(context)
     tensors = spec.tensor_parameters
@@ -53,8 +53,9 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     )
 
 
-def _prologue(context: Context) -> list[str]:
-    """The program's grid indices (row-major from ``tl.program_id(0)``) and the aranges."""
+def _prologue(context: Context, body: list[ast.stmt]) -> list[str]:
+    """The program's grid indices (from ``tl.program_id(0)``; row-major, or grouped
+    for product-like kernels: :mod:`~nt_triton.codegen.ordering`) and the aranges."""
     prologue: list[str] = []
     grid = context.grid
     if grid and any(not _is_one(g) for g in grid):
@@ -63,21 +64,42 @@ def _prologue(context: Context) -> list[str]:
         # indices) of 2^31 elements: under the 64-bit flag, indices start 64-bit.
         prologue.append(f"if {naming.INT64_FLAG}:")
         prologue.append(f"    {naming.PROGRAM_ID} = tl.cast({naming.PROGRAM_ID}, tl.int64)")
-        inner: SymbolLike = 1
-        decomposition = []
-        for dim in range(len(grid) - 1, -1, -1):
-            size = grid[dim]
-            if _is_one(size):
-                continue
-            index: SymbolLike = Symbol(naming.PROGRAM_ID) // inner
-            if dim > 0 and any(not _is_one(g) for g in grid[:dim]):
-                index = index % size
-            decomposition.append(f"{naming.grid_index(dim)} = {index}")
-            context.used_names |= names_in(index)
-            inner = inner * size
-        prologue.extend(reversed(decomposition))
+        prologue += _grid_indices(context, body)
     prologue.extend(context.aranges.values())
     return prologue
+
+
+def _grid_indices(context: Context, body: list[ast.stmt]) -> list[str]:
+    """Statements giving each grid dimension of more than one program its index.
+
+    Row-major; when :func:`ordering.grouped_dims` picks the last two dimensions
+    of more than one program, those two are walked in groups and the ones
+    before them stay row-major around the pair.
+    """
+    grid = context.grid
+    grouped = ordering.grouped_dims(grid, context.grid_dims_read, body)
+    program_id = Symbol(naming.PROGRAM_ID)
+    statements: list[str] = []
+    inner: SymbolLike = 1
+    if grouped is not None:
+        rows, columns = (grid[dim] for dim in grouped)
+        outer = any(not _is_one(g) for g in grid[: grouped[0]])
+        statements += ordering.grouped_decomposition(program_id, rows, columns, outer)
+        statements += ordering.grouped_indices(*grouped)
+        context.used_names |= names_in(rows) | names_in(columns)
+        inner = rows * columns
+    decomposition: list[str] = []
+    for dim in range(len(grid) - 1, -1, -1):
+        size = grid[dim]
+        if _is_one(size) or (grouped is not None and dim in grouped):
+            continue
+        index: SymbolLike = program_id // inner
+        if dim > 0 and any(not _is_one(g) for g in grid[:dim]):
+            index = index % size
+        decomposition.append(f"{naming.grid_index(dim)} = {index}")
+        context.used_names |= names_in(index)
+        inner = inner * size
+    return statements + decomposition[::-1]
 
 
 def _signature(context: Context) -> KernelSignature:
