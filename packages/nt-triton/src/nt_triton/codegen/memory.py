@@ -58,6 +58,7 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
 def load(context: Context, view: View, where: PointersAndMask | None = None) -> ast.expr:
     """``tl.load`` of a view's tile (at ``where``, when already computed)."""
     context.loaded.add(view.parameter.name)
+    context.add_load(tile_shape(context, view))
     pointers, mask = where or pointers_and_mask(context, view)
     keywords = []
     if mask is not None:

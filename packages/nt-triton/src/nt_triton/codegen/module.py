@@ -46,7 +46,9 @@ def generate(spec: KernelSpec) -> GeneratedSource:
         grid=context.grid,
         shape_checks=shape_checks,
         requirements=requirements,
-        footprint=TileFootprint(tuple(context.tiles), tuple(context.loop_tiles), context.has_loop),
+        footprint=TileFootprint(
+            tuple(context.tiles), tuple(context.loop_tiles), context.has_loop, context.phases()
+        ),
         inputs=tuple(p.name for p in tensors if p.name in context.loaded),
         outputs=tuple(p.name for p in tensors if p.name in context.stored),
         injected=dict(context.injected),
