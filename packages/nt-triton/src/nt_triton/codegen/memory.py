@@ -15,7 +15,7 @@ import ast
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
+from nt_triton.codegen import naming, separable
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
@@ -34,14 +34,22 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     offsets = _memory_offsets(context, view, indices)
     pointer_name = naming.pointer(parameter.name)
     context.used_names.add(pointer_name)
-    pointers: ast.expr = ast.BinOp(
-        left=ast.Name(pointer_name, ast.Load()), op=ast.Add(), right=context.code(offsets)
-    )
     block_names = arange_names(view) & set(context.aranges)
+    # Indices that tangle the tile's dimensions (an implicit GEMM's windows) are
+    # summed per dimension, so each element costs one add (see separable).
+    mixed = separable.tangled(indices, block_names)
+    offsets_node = separable.offsets(offsets, block_names, context.code) if mixed else None
+    pointers: ast.expr = ast.BinOp(
+        left=ast.Name(pointer_name, ast.Load()),
+        op=ast.Add(),
+        right=offsets_node or context.code(offsets),
+    )
     if not block_names <= names_in(offsets):
         pointers = call("tl.broadcast_to", [pointers, _shape(context, view)])
-    mask_node: ast.expr | None = None
-    for term in mask:
+    if not mask:
+        return pointers, None
+
+    def term_code(term: SymbolLike) -> ast.expr:
         node = context.code(term)
         if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
             # A scalar condition is compared after broadcasting to the tile:
@@ -51,7 +59,14 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
             # int64 size stays int64 (tl.full would cast it to the tile's type).
             zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
             node.left = ast.BinOp(zeros, ast.Add(), node.left)
-        mask_node = node if mask_node is None else ast.BinOp(mask_node, ast.BitAnd(), node)
+        return node
+
+    if mixed:
+        return pointers, separable.conjunction(mask, block_names, term_code)
+    nodes = [term_code(term) for term in mask]
+    mask_node = nodes[0]
+    for node in nodes[1:]:
+        mask_node = ast.BinOp(mask_node, ast.BitAnd(), node)
     return pointers, mask_node
 
 
