@@ -179,3 +179,26 @@ def test_phases_hold_the_tiles_loaded_before_a_loop_and_in_it():
     *loops, end = phases(sdpa.premake())
     assert len(loops) == 2 and len(end) == 1  # the unmasked and the masked blocks of keys
     assert all(loop[0] == end[0] and len(loop) == 3 for loop in loops)  # q; k and v
+
+
+def test_conv2d_tunes_blocks_for_small_gemms(monkeypatch):
+    """The paper's conv2d is a 576 x 512 GEMM (over 4608): 128 x 128 blocks make 20
+    programs for an H100's 132 SMs, so its space holds 64 x 64 and 32-wide blocks too,
+    and the 16 configurations tried keep small and large ones."""
+    from ninetoothed.library import conv2d
+
+    premade = conv2d.premake()
+    blocks = {
+        (dict(v)["BLOCK_SIZE_M"], dict(v)["BLOCK_SIZE_N"])
+        for v, *_ in _gemm_space(monkeypatch, premade)
+    }
+    assert {(32, 64), (64, 32), (64, 64), (128, 128)} <= blocks
+    kernel = ninetoothed.make(
+        premade.arrangement, premade.application, premade.tensors, **premade.options
+    )
+    tried = [
+        (c.values["BLOCK_SIZE_M"], c.values["BLOCK_SIZE_N"])
+        for c in kernel.generated.configurations
+    ]
+    assert len(tried) == 16 and (64, 64) in tried and (128, 128) in tried
+    assert min(m * n for m, n in tried) <= 32 * 64
