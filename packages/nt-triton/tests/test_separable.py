@@ -82,3 +82,23 @@ def test_a_sum_of_remainders_is_below_the_sum_of_the_divisors():
     assert separable.below(window * 2 - 1, 2 * size + 2 * taps - 4)
     assert not separable.below(p % size + r, size + 5)  # r has no known bound
     assert not separable.below(p % size * Symbol("stride"), size)
+
+
+def test_a_flattened_block_is_one_index_where_the_host_finds_it_contiguous():
+    """The filter's (c, r, s) flatten to the reduction's index: with the strides of a
+    contiguous block, its offsets are that index times the innermost stride (so the
+    loads are contiguous along the reduction); the host decides per call."""
+    from ninetoothed.library import conv2d
+
+    premade = conv2d.premake()
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
+    source = str(kernel.source)
+    flat = "(k * BLOCK_SIZE_K + other_arange_2_0) * other_stride_3 if ninetoothed_other_flat_1_2_3"
+    assert flat in source
+    condition = (
+        "ninetoothed_other_flat_1_2_3 = bool(other_stride_1 == other_size_3 * other_size_2 * "
+        "other_stride_3 and other_stride_2 == other_size_3 * other_stride_3)"
+    )
+    assert condition in source
+    signature = kernel.generated.signature
+    assert signature.by_name["ninetoothed_other_flat_1_2_3"].constexpr

@@ -63,6 +63,8 @@ class Context:
         """The outermost loop being rewritten (its number), None outside loops."""
         self.loops = 0
         """Outermost loops begun so far."""
+        self.flags: dict[str, Symbol] = {}
+        """Layout flags (see ``separable.Chain``) -> their conditions, for the host."""
         self.loop_tiles: list[tuple[SymbolLike, ...]] = []
         self.has_loop = False
         self.loaded: set[str] = set()

@@ -12,6 +12,7 @@ that Triton cannot cast to float8 types).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import Symbol, SymbolLike
@@ -36,9 +37,16 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     context.used_names.add(pointer_name)
     block_names = arange_names(view) & set(context.aranges)
     # Indices that tangle the tile's dimensions (an implicit GEMM's windows) are
-    # summed per dimension, so each element costs one add (see separable).
-    mixed = separable.tangled(indices, block_names)
-    offsets_node = separable.offsets(offsets, block_names, context.code) if mixed else None
+    # summed per dimension, so each element costs one add, and a flattened block
+    # of dimensions is one index where the host finds it contiguous (see separable).
+    mixed = separable.tangled(indices, block_names) or bool(separable.chains(indices, block_names))
+    offsets_node = (
+        separable.offsets(
+            indices, _strides(view), block_names, context.code, _flagger(context, view)
+        )
+        if mixed
+        else None
+    )
     pointers: ast.expr = ast.BinOp(
         left=ast.Name(pointer_name, ast.Load()),
         op=ast.Add(),
@@ -133,11 +141,33 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
 
 def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> SymbolLike:
     """Offsets in the source's memory: ``sum(index * stride)`` over the source dimensions."""
-    parameter = view.parameter
     total: SymbolLike = 0
-    for dim, index in enumerate(indices):
-        total = total + index * Symbol(naming.stride(parameter.name, dim))
+    for index, stride in zip(indices, _strides(view)):
+        total = total + index * stride
     return total
+
+
+def _strides(view: View) -> list[Symbol]:
+    parameter = view.parameter
+    return [Symbol(naming.stride(parameter.name, d)) for d in range(parameter.source.ndim)]
+
+
+def _flagger(context: Context, view: View) -> Callable[[separable.Chain], str]:
+    """Names the flag of a chain of the view's source dimensions, and notes its condition
+    (each stride its divisor times the innermost's) for the host."""
+    strides = _strides(view)
+
+    def flag(chain: separable.Chain) -> str:
+        name = naming.flat(view.parameter.name, chain.dims)
+        inner = strides[chain.dims[-1]]
+        condition = " and ".join(
+            f"{strides[dim]} == {divisor * inner}"
+            for dim, divisor in zip(chain.dims[:-1], chain.divisors[:-1])
+        )
+        context.flags[name] = Symbol(ast.parse(condition, mode="eval").body)
+        return name
+
+    return flag
 
 
 def _shape(context: Context, view: View) -> ast.Tuple:

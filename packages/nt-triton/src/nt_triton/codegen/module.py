@@ -118,6 +118,10 @@ def _signature(context: Context) -> KernelSignature:
         if not p.is_meta
     ]
     parameters.append(KernelParameter(naming.INT64_FLAG, kind.INT64_FLAG, True))
+    parameters += [
+        KernelParameter(name, kind.LAYOUT_FLAG, True, expression=condition)
+        for name, condition in context.flags.items()
+    ]
     parameters += [KernelParameter(n, kind.META, True) for n in sorted(spec.meta_symbols)]
     parameters += [
         KernelParameter(p.name, kind.META, True, expression=p.size) for p in padded if p.is_meta

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike, binary
@@ -38,18 +39,34 @@ def tangled(indices: Sequence[SymbolLike], dims: set[str]) -> bool:
 
 
 def offsets(
-    total: SymbolLike, dims: set[str], code: Callable[[SymbolLike], ast.expr]
+    indices: Sequence[SymbolLike],
+    strides: Sequence[SymbolLike],
+    dims: set[str],
+    code: Callable[[SymbolLike], ast.expr],
+    flag: Callable[[Chain], str],
 ) -> ast.expr | None:
-    """``total`` (the offsets' sum) as code summed per group of tile dimensions
-    (``dims``: the aranges' names), or None when it cannot be taken apart."""
-    terms = _terms(total)
-    if terms is None:
+    """``sum(index * stride)`` as code summed per group of tile dimensions (``dims``:
+    the aranges' names), or None when it cannot be taken apart.  A :class:`Chain`'s
+    offsets are ``whole * stride`` where the flag ``flag(chain)`` names says its
+    dimensions lie as one block (the host decides per call), as written elsewhere."""
+    found = chains(indices, dims)
+    chained = {dim for chain in found for dim in chain.dims}
+    groups: dict[Group, list[ast.expr]] = {}
+    for dim, (index, stride) in enumerate(zip(indices, strides)):
+        terms = [] if dim in chained else _terms(index * stride)
+        if terms is None:
+            return None
+        for term in terms:
+            if not (isinstance(term, int) and term == 0):
+                groups.setdefault(_group(term, dims), []).append(code(term))
+    for chain in found:
+        written = _sum([code(indices[dim] * strides[dim]) for dim in chain.dims])
+        flat = code(chain.whole * strides[chain.dims[-1]])
+        test = ast.Name(flag(chain), ast.Load())
+        groups.setdefault(_group(chain.whole, dims), []).append(ast.IfExp(test, flat, written))
+    if not groups:
         return None
-    groups: dict[Group, list[SymbolLike]] = {}
-    for term in terms:
-        groups.setdefault(_group(term, dims), []).append(term)
-    parts = [_sum([code(term) for term in groups[key]]) for key in _order(groups)]
-    return _sum(parts)
+    return _sum([_sum(groups[key]) for key in _order(groups)])
 
 
 def conjunction(
@@ -178,3 +195,71 @@ def _largest_node(node: ast.expr, free: dict[str, Symbol]) -> SymbolLike | None:
             if factor.value >= 0:
                 return left * factor.value
     return None
+
+
+class Chain(NamedTuple):
+    """Indices of several source dimensions that take one index apart (a flatten's):
+    ``whole // divisor % size`` each, the innermost ``whole % size``, the outermost
+    without a remainder.  Their offsets sum to ``whole * stride`` of the innermost
+    dimension when each stride is its divisor times that one (a contiguous block)."""
+
+    dims: tuple[int, ...]
+    """The source dimensions, outermost first."""
+    whole: SymbolLike
+    divisors: tuple[SymbolLike, ...]
+    """Per dimension, the product of the sizes inside it (1 for the innermost)."""
+
+
+def chains(indices: Sequence[SymbolLike], dims: set[str]) -> list[Chain]:
+    """The chains among ``indices`` whose whole index varies along the tile (``dims``)."""
+    parts: dict[str, tuple[SymbolLike, list[tuple[int, SymbolLike, SymbolLike | None]]]] = {}
+    for dim, index in enumerate(indices):
+        parsed = _taken_apart(index)
+        if parsed is not None and _names(parsed[0]) & dims:
+            whole, divisor, size = parsed
+            parts.setdefault(str(whole), (whole, []))[1].append((dim, divisor, size))
+    found = []
+    for whole, entries in parts.values():
+        linked = _link(entries)
+        if linked is not None:
+            found.append(Chain(tuple(d for d, _ in linked), whole, tuple(v for _, v in linked)))
+    return found
+
+
+def _taken_apart(index: SymbolLike) -> tuple[SymbolLike, SymbolLike, SymbolLike | None] | None:
+    """``(whole, divisor, size)`` of ``whole // divisor % size`` (either part optional)."""
+    if not isinstance(index, Symbol):
+        return None
+    node, free = index.node, index.free_symbols
+    size = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        size = _rebuild(node.right, free)
+        node = node.left
+    divisor: SymbolLike | None = 1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        divisor = _rebuild(node.right, free)
+        node = node.left
+    whole = _rebuild(node, free)
+    if whole is None or divisor is None or (size is None and divisor == 1):
+        return None
+    return whole, divisor, size
+
+
+def _link(
+    entries: list[tuple[int, SymbolLike, SymbolLike | None]],
+) -> list[tuple[int, SymbolLike]] | None:
+    """``(dim, divisor)`` from the outermost to the innermost, if the entries chain."""
+    by_divisor = {str(divisor): (dim, divisor, size) for dim, divisor, size in entries}
+    if len(by_divisor) < 2 or "1" not in by_divisor:
+        return None
+    linked: list[tuple[int, SymbolLike]] = []
+    divisor: SymbolLike = 1
+    while True:
+        entry = by_divisor.get(str(divisor))
+        if entry is None:
+            return None
+        dim, _, size = entry
+        linked.append((dim, divisor))
+        if size is None:
+            return linked[::-1]
+        divisor = size if divisor == 1 else divisor * size
