@@ -80,6 +80,15 @@ def test_conv2d_options(framework, ops, stride, padding, dilation):
     assert_close(framework.to_numpy(result), conv2d(x, w, *pairs), "float32", matrix=True)
 
 
+def test_conv2d_of_strided_operands(framework, ops):
+    """A filter whose (c, r, s) do not lie as one block takes the decomposed offsets
+    (a contiguous one the flattened index: both must agree with the definition)."""
+    x, w = random((2, 3, 8, 7), "float32"), random((5, 3, 3, 2), "float32")
+    result = ops.conv2d(framework.non_contiguous(x), framework.non_contiguous(w), 1, 1)
+    expected = conv2d(x, w, padding=(1, 1))
+    assert_close(framework.to_numpy(result), expected, "float32", matrix=True)
+
+
 def test_mismatched_operands_are_refused(framework, ops):
     a = framework.from_numpy(random((4, 5), "float32"))
     with pytest.raises(ValueError, match="cannot multiply"):

@@ -47,6 +47,10 @@ class ParameterKind(str, enum.Enum):
     INT64_FLAG = "int64_flag"
     """Whether some tensor's offsets need 64 bits (computed on the host)."""
 
+    LAYOUT_FLAG = "layout_flag"
+    """Whether some dimensions of a tensor lie as one contiguous block, so a flattened
+    index addresses them at once (computed on the host: ``expression`` is the condition)."""
+
     META = "meta"
     """Chosen by auto-tuning, or pinned by the caller; a padded size derived from meta
     symbols when ``expression`` is set."""

@@ -20,6 +20,9 @@ from nt_triton.codegen import GeneratedSource
 from nt_triton.host import host_source
 from nt_triton.kernel import TritonKernel
 
+_HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG)
+"""Constexpr parameters the host computes (no caller gives them)."""
+
 
 class TritonBackend:
     """The ``"triton"`` code-generation backend (a ``CodegenBackend``)."""
@@ -44,7 +47,7 @@ class TritonBackend:
             except CodegenError:
                 caller_given = [
                     p for p in generated.signature
-                    if p.constexpr and p.name not in meta and p.kind is not ParameterKind.INT64_FLAG
+                    if p.constexpr and p.name not in meta and p.kind not in _HOST_FLAGS
                 ]  # fmt: skip
                 if not caller_given:
                     raise

@@ -135,6 +135,8 @@ def _types(
             types_[name] = "constexpr"
             if kind is ParameterKind.INT64_FLAG:
                 constants[(index,)] = False
+            elif kind is ParameterKind.LAYOUT_FLAG:
+                constants[(index,)] = True  # contiguous, the usual case
             else:
                 constants[(index,)] = meta.get(name, PLACEHOLDER_CONSTANT)
         elif kind is ParameterKind.POINTER:

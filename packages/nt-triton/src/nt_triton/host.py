@@ -110,6 +110,8 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             limits.append(f"({extent}) > {INT32_LIMIT} or {elements} > {INDEX_LIMIT}")
     flag = " or ".join(limits) or "False"
     lines.append(f"    {n.INT64_FLAG} = {flag}")
+    for layout in signature.of_kind(ParameterKind.LAYOUT_FLAG):
+        lines.append(f"    {layout.name} = bool({layout.expression})")
     # An output whose elements overlap (stride 0 over more than one element, as
     # from expand) would be written by several programs at once: torch refuses
     # such writes, so do we.

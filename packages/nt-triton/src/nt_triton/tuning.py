@@ -5,7 +5,10 @@ program holds is sized with the meta values and, for the other symbols, at
 their ``upper_bound`` (padded-size placeholders resolved to the power of two
 of what they pad); a program also holds intermediates, counted as the
 largest ``dot`` result two loaded tiles can make (the BM x BN accumulator)
-or the largest stored tile, in 32-bit registers.  Combinations are pruned by
+or the largest stored tile, in 32-bit registers.  Registers are counted at
+the program's peak: tiles a loop loads die when it ends, so an epilogue's
+tiles (``addmm``'s ``input``, loaded after the loop over ``k``) never count
+with the loop's operands (``TileFootprint.phases``).  Combinations are pruned by
 the elements of one tile, registers per thread (for each ``num_warps``) and
 the shared memory the software pipeline needs (for each ``num_stages``);
 ``num_warps``/``num_stages`` given to ``make`` as ints pin them, as tuples
@@ -177,11 +180,15 @@ class Tiles:
     """Elements loaded inside loops (``num_stages`` copies live in shared memory)."""
     intermediate: int
     """Elements of the largest float32 intermediate (a dot's accumulator, or a stored tile)."""
+    phases: tuple[int, ...] = ()
+    """Elements of the loaded tiles live together, per phase (see
+    ``TileFootprint.phases``); empty: every tile of ``loaded`` at once."""
 
     def registers(self, element_bytes: int, num_warps: int) -> float:
-        """Estimated 32-bit registers per thread."""
-        held = sum(self.loaded) * element_bytes + self.intermediate * INTERMEDIATE_BYTES
-        return held / 4 / (32 * num_warps)
+        """Estimated 32-bit registers per thread at the program's peak: its largest
+        phase's loaded tiles, and the intermediate (which lives through every phase)."""
+        held = max(self.phases, default=sum(self.loaded)) * element_bytes
+        return (held + self.intermediate * INTERMEDIATE_BYTES) / 4 / (32 * num_warps)
 
     def fits(self, element_bytes: int, num_warps: int, num_stages: int) -> bool:
         """Whether a program of these tiles fits the registers, shared memory and tile limits."""
@@ -284,7 +291,11 @@ class Sizing:
                 for j, b in enumerate(extents):
                     if i != j:
                         intermediate = max(intermediate, a[-2] * b[-2], a[-2] * b[-1])
-        return Tiles(loaded, (), pipelined, max(intermediate, max(stored, default=0)))
+        phases = tuple(
+            sum(self.elements(shape, values) for shape in phase) for phase in footprint.phases
+        )
+        largest = max(intermediate, max(stored, default=0))
+        return Tiles(loaded, (), pipelined, largest, phases)
 
 
 def fits(

@@ -18,7 +18,7 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming, ordering
+from nt_triton.codegen import naming, ordering, separable
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import block_size, block_variables
 from nt_triton.codegen.views import View
@@ -48,7 +48,9 @@ def addressing(context: Context, view: View) -> Addressing:
         if binding.bound is None:
             continue
         value = value_of(variable)
-        if not _is_in_range(value, binding.bound, live, ranges):
+        if not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
+            value, binding.bound
+        ):
             mask.append(value < binding.bound)
         if binding.may_be_negative and not (isinstance(value, int) and value >= 0):
             mask.append(value >= 0)

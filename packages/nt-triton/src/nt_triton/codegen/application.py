@@ -354,11 +354,16 @@ class ApplicationRewriter(ast.NodeTransformer):
 
     def _loop(self, node: ast.For | ast.While) -> ast.stmt:
         """A loop's body and ``else``, once its header is rewritten."""
-        self.context.has_loop = True
+        context = self.context
+        context.has_loop = True
         self.cache.clear()
+        if not self.loop_depth:
+            context.loop, context.loops = context.loops, context.loops + 1
         self.loop_depth += 1
         node.body = self.rewrite_body(node.body)
         self.loop_depth -= 1
+        if not self.loop_depth:
+            context.loop = None
         node.orelse = self.rewrite_body(node.orelse)
         return node
 

@@ -56,6 +56,15 @@ class Context:
         self.injected: dict[str, Any] = {}
         self.uses_libdevice = False
         self.tiles: list[tuple[SymbolLike, ...]] = []
+        self.loads: list[tuple[tuple[SymbolLike, ...], int | None, int]] = []
+        """Each load of a tile: its shape, the outermost loop it is in (its number, None
+        outside loops) and how many outermost loops the application had begun before it."""
+        self.loop: int | None = None
+        """The outermost loop being rewritten (its number), None outside loops."""
+        self.loops = 0
+        """Outermost loops begun so far."""
+        self.flags: dict[str, Symbol] = {}
+        """Layout flags (see ``separable.Chain``) -> their conditions, for the host."""
         self.loop_tiles: list[tuple[SymbolLike, ...]] = []
         self.has_loop = False
         self.loaded: set[str] = set()
@@ -98,6 +107,28 @@ class Context:
             result: ast.expr = _Placeholders(self._placeholders).visit(node)
             return result
         return ast.Constant(value=value)
+
+    def add_load(self, shape: tuple[SymbolLike, ...]) -> None:
+        """Note a tile the program loads, and where (see :meth:`phases`)."""
+        self.loads.append((shape, self.loop, self.loops))
+
+    def phases(self) -> tuple[tuple[tuple[SymbolLike, ...], ...], ...]:
+        """The shapes of the loaded tiles live together: one phase per outermost loop,
+        then the end of the program.
+
+        A tile loaded outside loops lives from there to the end (its last use is not
+        tracked); a tile loaded inside an outermost loop lives only during that loop
+        (it is loaded again each iteration and dies when the loop ends), so the tiles
+        an epilogue loads after a loop never count with that loop's operands.  A
+        stored tile is the value of an intermediate (tuning counts those apart).
+        """
+        outside = [(shape, before) for shape, loop, before in self.loads if loop is None]
+        phases = [
+            tuple(shape for shape, before in outside if before <= number)
+            + tuple(shape for shape, loop, _ in self.loads if loop == number)
+            for number in range(self.loops)
+        ]
+        return (*phases, tuple(shape for shape, _ in outside))
 
     def placeholder(self, node: ast.expr) -> Symbol:
         """A symbol standing for an application expression (a subscript)."""

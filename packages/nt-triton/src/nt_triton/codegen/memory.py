@@ -12,10 +12,11 @@ that Triton cannot cast to float8 types).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
+from nt_triton.codegen import naming, separable
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
@@ -34,14 +35,29 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     offsets = _memory_offsets(context, view, indices)
     pointer_name = naming.pointer(parameter.name)
     context.used_names.add(pointer_name)
-    pointers: ast.expr = ast.BinOp(
-        left=ast.Name(pointer_name, ast.Load()), op=ast.Add(), right=context.code(offsets)
-    )
     block_names = arange_names(view) & set(context.aranges)
+    # Indices that tangle the tile's dimensions (an implicit GEMM's windows) are
+    # summed per dimension, so each element costs one add, and a flattened block
+    # of dimensions is one index where the host finds it contiguous (see separable).
+    mixed = separable.tangled(indices, block_names) or bool(separable.chains(indices, block_names))
+    offsets_node = (
+        separable.offsets(
+            indices, _strides(view), block_names, context.code, _flagger(context, view)
+        )
+        if mixed
+        else None
+    )
+    pointers: ast.expr = ast.BinOp(
+        left=ast.Name(pointer_name, ast.Load()),
+        op=ast.Add(),
+        right=offsets_node or context.code(offsets),
+    )
     if not block_names <= names_in(offsets):
         pointers = call("tl.broadcast_to", [pointers, _shape(context, view)])
-    mask_node: ast.expr | None = None
-    for term in mask:
+    if not mask:
+        return pointers, None
+
+    def term_code(term: SymbolLike) -> ast.expr:
         node = context.code(term)
         if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
             # A scalar condition is compared after broadcasting to the tile:
@@ -51,13 +67,21 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
             # int64 size stays int64 (tl.full would cast it to the tile's type).
             zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
             node.left = ast.BinOp(zeros, ast.Add(), node.left)
-        mask_node = node if mask_node is None else ast.BinOp(mask_node, ast.BitAnd(), node)
+        return node
+
+    if mixed:
+        return pointers, separable.conjunction(mask, block_names, term_code)
+    nodes = [term_code(term) for term in mask]
+    mask_node = nodes[0]
+    for node in nodes[1:]:
+        mask_node = ast.BinOp(mask_node, ast.BitAnd(), node)
     return pointers, mask_node
 
 
 def load(context: Context, view: View, where: PointersAndMask | None = None) -> ast.expr:
     """``tl.load`` of a view's tile (at ``where``, when already computed)."""
     context.loaded.add(view.parameter.name)
+    context.add_load(tile_shape(context, view))
     pointers, mask = where or pointers_and_mask(context, view)
     keywords = []
     if mask is not None:
@@ -117,11 +141,33 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
 
 def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> SymbolLike:
     """Offsets in the source's memory: ``sum(index * stride)`` over the source dimensions."""
-    parameter = view.parameter
     total: SymbolLike = 0
-    for dim, index in enumerate(indices):
-        total = total + index * Symbol(naming.stride(parameter.name, dim))
+    for index, stride in zip(indices, _strides(view)):
+        total = total + index * stride
     return total
+
+
+def _strides(view: View) -> list[Symbol]:
+    parameter = view.parameter
+    return [Symbol(naming.stride(parameter.name, d)) for d in range(parameter.source.ndim)]
+
+
+def _flagger(context: Context, view: View) -> Callable[[separable.Chain], str]:
+    """Names the flag of a chain of the view's source dimensions, and notes its condition
+    (each stride its divisor times the innermost's) for the host."""
+    strides = _strides(view)
+
+    def flag(chain: separable.Chain) -> str:
+        name = naming.flat(view.parameter.name, chain.dims)
+        inner = strides[chain.dims[-1]]
+        condition = " and ".join(
+            f"{strides[dim]} == {divisor * inner}"
+            for dim, divisor in zip(chain.dims[:-1], chain.divisors[:-1])
+        )
+        context.flags[name] = Symbol(ast.parse(condition, mode="eval").body)
+        return name
+
+    return flag
 
 
 def _shape(context: Context, view: View) -> ast.Tuple:

@@ -46,7 +46,9 @@ def generate(spec: KernelSpec) -> GeneratedSource:
         grid=context.grid,
         shape_checks=shape_checks,
         requirements=requirements,
-        footprint=TileFootprint(tuple(context.tiles), tuple(context.loop_tiles), context.has_loop),
+        footprint=TileFootprint(
+            tuple(context.tiles), tuple(context.loop_tiles), context.has_loop, context.phases()
+        ),
         inputs=tuple(p.name for p in tensors if p.name in context.loaded),
         outputs=tuple(p.name for p in tensors if p.name in context.stored),
         injected=dict(context.injected),
@@ -138,6 +140,10 @@ def _signature(context: Context) -> KernelSignature:
         if not p.is_meta
     ]
     parameters.append(KernelParameter(naming.INT64_FLAG, kind.INT64_FLAG, True))
+    parameters += [
+        KernelParameter(name, kind.LAYOUT_FLAG, True, expression=condition)
+        for name, condition in context.flags.items()
+    ]
     parameters += [KernelParameter(n, kind.META, True) for n in sorted(spec.meta_symbols)]
     parameters += [
         KernelParameter(p.name, kind.META, True, expression=p.size) for p in padded if p.is_meta

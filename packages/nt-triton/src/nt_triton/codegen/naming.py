@@ -169,3 +169,8 @@ def output_pointer(index: int) -> str:
 def trampoline(kernel_name: str, launcher: str) -> str:
     """The trampoline of kernel ``kernel_name`` for ``launcher`` (e.g. ``jax_triton``)."""
     return f"{identifier(kernel_name)}_{identifier(launcher)}"
+
+
+def flat(parameter: str, dims: tuple[int, ...]) -> str:
+    """The layout flag: whether ``parameter``'s source dimensions ``dims`` lie as one."""
+    return f"{PREFIX}{parameter}_flat_{'_'.join(map(str, dims))}"

@@ -31,6 +31,12 @@ class TileFootprint:
     has_loop: bool
     """Whether the application loops (more pipeline stages may pay)."""
 
+    phases: tuple[tuple[tuple[SymbolLike, ...], ...], ...] = ()
+    """Shapes of the loaded tiles live at the same time: one phase per outermost loop
+    (the tiles loaded before it and in it), then the end of the program (every tile
+    loaded outside loops).  Registers peak in the largest phase; a stored tile is an
+    intermediate's value (tuning counts those apart).  Empty: every tile at once."""
+
 
 @dataclass(frozen=True)
 class ShapeCheck:
