@@ -14,6 +14,8 @@ import triton
 from support.base import ON_GPU
 from support.tutorial import add, elementwise, matmul, softmax
 
+from ninetoothed.errors import LaunchError
+
 RNG = np.random.default_rng()
 
 
@@ -66,10 +68,22 @@ def test_add_non_contiguous(framework):
 
 
 def test_add_empty(framework):
-    args = [framework.from_numpy(random(0)), framework.from_numpy(random(0))]
-    args.append(framework.from_numpy(np.zeros(0, np.float32)))
+    """Empty tensors launch nothing and write nothing: the empty output is a view into
+    a poisoned buffer (where the framework has views), whose every element must
+    stay as it was; a functional framework returns an empty float32 array."""
+    buffer = framework.poisoned((8,), "float32")
+    output = buffer[3:3] if framework.name != "jax" else framework.poisoned((0,), "float32")
+    args = [framework.from_numpy(random(0)), framework.from_numpy(random(0)), output]
     (z,) = framework.call(add.kernel, args, {}, outputs=[2])
-    assert z.shape == (0,)
+    assert z.shape == (0,) and z.dtype == np.float32
+    assert np.isnan(framework.to_numpy(buffer)).all(), "an empty launch wrote the buffer"
+
+
+def test_add_empty_inputs_and_a_non_empty_output_disagree(framework):
+    x, y = framework.from_numpy(random(0)), framework.from_numpy(random(0))
+    z = framework.poisoned((5,), "float32")
+    with pytest.raises(LaunchError, match=r"'z'.*\(5,\)|\(5,\).*'z'"):
+        framework.call(add.kernel, [x, y, z], {}, outputs=[2])
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1), (17, 33, 9), (64, 40, 70)])
