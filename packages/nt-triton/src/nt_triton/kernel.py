@@ -21,7 +21,7 @@ from typing import Any
 
 from ninetoothed.hookspecs import PreparedLaunch
 from ninetoothed.ir import KernelSpec
-from nt_triton import cache, knobs, tuning
+from nt_triton import cache, failures, knobs, tuning
 from nt_triton.abi import KernelSignature
 from nt_triton.codegen import GeneratedSource
 from nt_triton.host import HostFunction, LaunchPlan, compile_host
@@ -170,7 +170,15 @@ class TritonKernel:
         resolved = grid(meta) if callable(grid) else grid
         if resolved[0] == 0:
             return
-        self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+        from triton.errors import TritonError
+
+        try:
+            self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+        except TritonError as error:
+            # Triton names a dtype, not the argument that has it: name the parameter.
+            raise failures.explained(
+                self.spec.name, self.signature, arguments, error, self.source_path
+            ) from error
 
     def _check_for_gpu(self, arguments: Sequence[Any], meta: Mapping[str, Any]) -> None:
         """The GPU front-end check with this call's constexpr values (once per set)."""
