@@ -9,6 +9,11 @@ picks the mode, before Triton or JAX is imported anywhere:
   kernels are compiled for the GPU, and every test checks that nothing switched
   the interpreter on behind its back: a GPU run that quietly interprets
   passes while testing nothing the GPU does.
+
+It also fixes Hypothesis's randomness in CI (``CI`` set, or inside a nox
+session): the ``ci`` profile derandomises every property test, so a CI run
+is reproducible and a failure there is one a developer can replay; locally
+each run draws fresh examples.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
 
@@ -26,6 +32,16 @@ if not ON_GPU:
 
 def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes")
+
+
+def in_ci() -> bool:
+    """Whether this run is CI's: ``CI`` set (GitHub Actions and most others) or a nox session."""
+    return bool(os.environ.get("CI") or os.environ.get("NOX_CURRENT_SESSION"))
+
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if in_ci():
+    settings.load_profile("ci")
 
 
 if ON_GPU and _interpreting():

@@ -36,6 +36,8 @@ CPU_REQUIREMENTS = [
     "jax[cpu]",
     "pytest",
     "pytest-xdist",
+    # A per-test time limit (pyproject.toml sets it): a hang fails one named test.
+    "pytest-timeout",
     "hypothesis",
     # ninetoothed.visualization's optional dependency (nt-core[visualization]).
     "matplotlib",

@@ -365,6 +365,63 @@ class FakeStream:
         return (0, self.handle)
 
 
+class FakePlace:
+    """A Paddle place of any kind (a CPU-only Paddle refuses to make GPU places)."""
+
+    def __init__(self, kind: str, index: int = 0, device_type: str = "") -> None:
+        self.kind, self.index, self.device_type = kind, index, device_type
+
+    def is_gpu_place(self) -> bool:
+        return self.kind == "gpu"
+
+    def is_cpu_place(self) -> bool:
+        return self.kind == "cpu"
+
+    def is_cuda_pinned_place(self) -> bool:
+        return self.kind == "pinned"
+
+    def is_xpu_place(self) -> bool:
+        return self.kind == "xpu"
+
+    def is_custom_place(self) -> bool:
+        return self.kind == "custom"
+
+    def gpu_device_id(self) -> int:
+        return self.index
+
+    def xpu_device_id(self) -> int:
+        return self.index
+
+    def custom_device_type(self) -> str:
+        return self.device_type
+
+    def custom_device_id(self) -> int:
+        return self.index
+
+    def __str__(self) -> str:
+        return f"Place({self.kind})"
+
+
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        (FakePlace("gpu", 1), "cuda:1"),
+        (FakePlace("gpu", 0), "cuda:0"),
+        (FakePlace("cpu"), "cpu"),
+        (FakePlace("pinned"), "cpu"),
+        (FakePlace("xpu", 2), "xpu:2"),
+        (FakePlace("custom", 3, "npu"), "npu:3"),
+        (FakePlace("ipu"), "Place(ipu)"),
+    ],
+)
+def test_device_names_of_places(place: FakePlace, expected: str) -> None:
+    assert adapter_module._device_name(place) == expected
+
+
+def test_device_name_of_a_real_tensor() -> None:
+    assert ADAPTER.describe(paddle.ones([2])).device == "cpu"
+
+
 @pytest.fixture
 def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Pretend every Paddle tensor lives on GPU 1, with a current stream, and no interpreter."""
@@ -380,7 +437,11 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     core = paddle.base.core
     monkeypatch.setattr(knobs, "interpreting", lambda: False)
-    monkeypatch.setattr(adapter_module, "_device_name", lambda place: "cuda:1")
+    # Every tensor's place reads as GPU 1; the adapter's own _device_name names it.
+    device_name = adapter_module._device_name
+    monkeypatch.setattr(
+        adapter_module, "_device_name", lambda place: device_name(FakePlace("gpu", 1))
+    )
     monkeypatch.setattr(paddle.device, "current_stream", current_stream)
     monkeypatch.setattr(
         core, "get_cuda_current_device_id", lambda: record["current_device"], raising=False

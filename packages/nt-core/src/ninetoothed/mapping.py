@@ -56,8 +56,8 @@ class Binding:
     bound: SymbolLike | None
     may_be_negative: bool = False
     sliced: bool = False
-    """Made by a slice: the new dimension's extent, not the source size, bounds the
-    walk (so :mod:`ninetoothed.agreement` ties no size through it)."""
+    """Made by a slice or ``pad``: the new dimension's extent, not the source size,
+    bounds the walk (so :mod:`ninetoothed.agreement` ties no size through it)."""
 
 
 @dataclass(frozen=True)

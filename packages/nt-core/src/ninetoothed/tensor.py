@@ -494,8 +494,10 @@ class Tensor:
                     f"the {dim.size} elements of dimension {index}"
                 )
             new = Dim(fresh_variable(), size)
+            # The padded extent, not the source size, bounds the walk: an unpadded
+            # parameter read at the same index may be longer (sliced: ties nothing).
             bindings[dim.variable] = Binding(
-                Symbol(new.variable) - before, dim.size, may_be_negative=True
+                Symbol(new.variable) - before, dim.size, may_be_negative=True, sliced=True
             )
             dims.append(new)
         return self._derive(tuple(dims), bindings, self._dtype)

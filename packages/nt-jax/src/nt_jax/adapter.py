@@ -163,11 +163,12 @@ def _eager(
 
         jitted = jax.jit(launch)
         arrays = [args[i] for i in positions]
-        result = jitted(*arrays)  # errors (traced first) are raised before anything is cached
+        # Errors (traced first) are raised before anything is cached.
+        result = callbacks.raising_kernel_errors(lambda: jitted(*arrays))
         cache[key] = (jitted, positions)
         return result
     jitted, positions = function
-    return jitted(*[args[i] for i in positions])
+    return callbacks.raising_kernel_errors(lambda: jitted(*[args[i] for i in positions]))
 
 
 def _interpreted(kernel: GeneratedKernel, bound: BoundCall, call_roles: Roles) -> list[Any]:

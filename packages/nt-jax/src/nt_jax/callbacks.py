@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -23,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ninetoothed.binding import BoundCall
+from ninetoothed.errors import NineToothedError
 from ninetoothed.hookspecs import GeneratedKernel
 from nt_jax.roles import Roles
 from nt_triton import interop
@@ -42,6 +44,13 @@ def call_interpreted(kernel: GeneratedKernel, bound: BoundCall, roles: Roles) ->
     bfloat16 = jnp.dtype("bfloat16")
 
     def callback(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        try:
+            return run(*arrays)
+        except NineToothedError as error:
+            _FAILURES.error = error
+            raise
+
+    def run(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         launch_args: list[Any] = []
         results: list[Any] = []
         given = iter(arrays)
@@ -60,6 +69,29 @@ def call_interpreted(kernel: GeneratedKernel, bound: BoundCall, roles: Roles) ->
     return list(
         jax.pure_callback(callback, tuple(roles.out_shapes), *operands, vmap_method="sequential")
     )
+
+
+_FAILURES = threading.local()
+
+
+def take_failure() -> NineToothedError | None:
+    """The error a kernel raised in this thread's most recent failed callback (once)."""
+    failure: NineToothedError | None = getattr(_FAILURES, "error", None)
+    _FAILURES.error = None
+    return failure
+
+
+def raising_kernel_errors(run: Callable[[], Any]) -> Any:
+    """``run()``; a kernel's error inside one of its callbacks (a LaunchError naming a
+    parameter) is raised as itself, not as XLA's "INTERNAL: CpuCallback error"."""
+    _FAILURES.error = None
+    try:
+        return run()
+    except jax.errors.JaxRuntimeError:
+        failure = take_failure()
+        if failure is not None:
+            raise failure from None
+        raise
 
 
 def call_buffer_callback(kernel: GeneratedKernel, bound: BoundCall, roles: Roles) -> list[Any]:

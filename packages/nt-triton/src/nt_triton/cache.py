@@ -91,7 +91,9 @@ def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     its name): a source edited since is refused rather than run.  The text
     read here is what Python's line cache serves for the file from now on, so
     Triton's interpreter, which reads a kernel's source when it first runs it,
-    runs this text too, whatever happens to the file later.
+    runs this text too, whatever happens to the file later.  Loaded for the
+    interpreter, the module's ``libdevice`` is the interpreter's
+    (:mod:`nt_triton.interpreted_libdevice`).
     """
     text = path.read_text()
     if not path.stem.endswith("_" + content_hash(text)):
@@ -107,6 +109,10 @@ def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)
     exec(compile(text, filename, "exec"), module.__dict__)  # noqa: S102
+    if naming.LIBDEVICE in module.__dict__ and knobs.interpreting():
+        from nt_triton.interpreted_libdevice import LIBDEVICE
+
+        module.__dict__[naming.LIBDEVICE] = LIBDEVICE
     return module
 
 

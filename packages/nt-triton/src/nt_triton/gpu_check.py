@@ -210,8 +210,12 @@ def _converted(value: Any, made: dict[Any, Any]) -> Any:
     """``value`` as the front end needs it (interpreted functions and Triton's modules)."""
     from triton.runtime.interpreter import InterpretedFunction
 
+    from nt_triton.interpreted_libdevice import InterpretedLibdevice
+
     if isinstance(value, InterpretedFunction):
         return _compilable(value, made)
+    if isinstance(value, InterpretedLibdevice):
+        return _compilable_module(value.real, made)
     if isinstance(value, types.ModuleType) and value.__name__.startswith("triton.language"):
         return _compilable_module(value, made)
     return value

@@ -21,7 +21,7 @@ from typing import Any
 
 from ninetoothed.hookspecs import PreparedLaunch
 from ninetoothed.ir import KernelSpec
-from nt_triton import cache, knobs, tuning
+from nt_triton import cache, failures, knobs, tuning
 from nt_triton.abi import KernelSignature
 from nt_triton.codegen import GeneratedSource
 from nt_triton.host import HostFunction, LaunchPlan, compile_host
@@ -54,8 +54,13 @@ class TritonKernel:
         self.outputs: tuple[str, ...] = generated.outputs
         """Tensor parameters the kernel writes (returned by functional adapters)."""
         self.host_source = host_source
-        self.function: Any = getattr(cache.load(path, generated.injected), generated.kernel_name)
-        """The ``@triton.jit`` function."""
+        self._kernel_name = generated.kernel_name
+        self._functions: dict[bool, Any] = {}
+        """The ``@triton.jit`` function per mode (interpreting or not): Triton decides
+        at decoration whether a function is interpreted."""
+        self.injected = generated.injected
+        """Objects the kernel module refers to (users' ``triton.jit`` helpers)."""
+        self.function  # noqa: B018  (loads the module now: a bad source fails at make)
         LOADED[self.source_path] = self
         self.gpu_check_pending = False
         """Under the interpreter: the GPU front-end check waits for a call's constexpr
@@ -73,13 +78,27 @@ class TritonKernel:
         :class:`~ninetoothed.errors.LaunchError` when the shapes do not fit the
         arrangement, or some but not all meta symbols are pinned.  (The
         generated host function itself, so a call pays no extra frame.)"""
-        self.injected = generated.injected
-        """Objects the kernel module refers to (users' ``triton.jit`` helpers)."""
         self._meta_names = tuple(spec.meta_symbols)
         self._launch_options = tuning.launch_options(spec.options)
         self._sizing = tuning.Sizing(
             generated.signature, generated.footprint, "tl.dot(" in generated.source
         )
+
+    @property
+    def function(self) -> Any:
+        """The ``@triton.jit`` function, for the current mode.
+
+        ``TRITON_INTERPRET`` may change after ``make`` (a notebook that sets it
+        later): Triton fixes at decoration whether a function is interpreted,
+        so the cached source is loaded again, once per mode, for the mode of
+        the call.
+        """
+        mode = knobs.interpreting()
+        function = self._functions.get(mode)
+        if function is None:
+            module = cache.load(Path(self.source_path), self.injected)
+            function = self._functions[mode] = getattr(module, self._kernel_name)
+        return function
 
     @cached_property
     def tuner(self) -> Tuner:
@@ -151,7 +170,15 @@ class TritonKernel:
         resolved = grid(meta) if callable(grid) else grid
         if resolved[0] == 0:
             return
-        self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+        from triton.errors import TritonError
+
+        try:
+            self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+        except TritonError as error:
+            # Triton names a dtype, not the argument that has it: name the parameter.
+            raise failures.explained(
+                self.spec.name, self.signature, arguments, error, self.source_path
+            ) from error
 
     def _check_for_gpu(self, arguments: Sequence[Any], meta: Mapping[str, Any]) -> None:
         """The GPU front-end check with this call's constexpr values (once per set)."""
