@@ -44,7 +44,7 @@ from ninetoothed.checks import (
 )
 from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.jagged import check_jagged_dim
+from ninetoothed.jagged import check_jagged_dim, check_jagged_size
 from ninetoothed.mapping import (
     Binding,
     Dim,
@@ -107,6 +107,8 @@ class Tensor:
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
         self._jagged_dim = check_jagged_dim(jagged_dim, ndim, self.name)
+        if self._jagged_dim is not None:
+            check_jagged_size(sizes[self._jagged_dim], self._jagged_dim, self.name)
         self.other = other
         self.constexpr = bool(constexpr)
         self.value = value

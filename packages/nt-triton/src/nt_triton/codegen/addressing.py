@@ -18,8 +18,8 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
-from nt_triton.codegen.context import Context
+from nt_triton.codegen import jagged, naming
+from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import block_size, block_variables
 from nt_triton.codegen.views import View
 
@@ -41,6 +41,9 @@ def addressing(context: Context, view: View) -> Addressing:
     bindings = context.bindings(parameter)
     value_of = _resolver(context, view, bindings, live)
     indices = [value_of(variable) for variable in parameter.source.source_variables]
+    if parameter.source.jagged_dim is not None:
+        tile_names = set().union(*(names_in(value) for value in block.values()))
+        bindings = jagged.entry_bounds(context, view, bindings, indices[0], tile_names)
     mask: list[SymbolLike] = []
     for variable, binding in bindings.items():
         if binding.bound is None:

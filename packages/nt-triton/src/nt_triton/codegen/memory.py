@@ -15,7 +15,7 @@ import ast
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
+from nt_triton.codegen import jagged, naming
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
@@ -121,6 +121,8 @@ def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> 
     total: SymbolLike = 0
     for dim, index in enumerate(indices):
         total = total + index * Symbol(naming.stride(parameter.name, dim))
+    if parameter.source.jagged_dim is not None:
+        total = total + jagged.entry_start(context, view, indices[0])
     return total
 
 
