@@ -265,3 +265,13 @@ def test_a_bad_jagged_dim_is_refused(ndim, jagged_dim, pattern):
 def test_a_fixed_jagged_size_is_refused():
     with pytest.raises(ninetoothed.errors.MetaOperationError, match=r"cannot be given the fixed"):
         Tensor(shape=(None, 8, 4), jagged_dim=1)
+
+
+def test_a_traced_call_with_jagged_parameters_is_refused(monkeypatch):
+    import nt_torch.adapter
+
+    kernel = ninetoothed.make(arrangement, application, (Tensor(3, jagged_dim=1), Tensor(3)))
+    input = nested(batches((2, 3), 4))
+    monkeypatch.setattr(nt_torch.adapter, "traced", lambda: True)  # as under torch.compile
+    with pytest.raises(LaunchError, match=r"jagged parameters run eagerly only"):
+        kernel(input, torch.empty(2, 3, 4), block_size=4)

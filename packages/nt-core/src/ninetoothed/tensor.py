@@ -71,6 +71,9 @@ class Tensor:
     ``value`` fixes a constexpr scalar at ``make`` time.  ``dtype`` declares
     the element type calls must pass (``ninetoothed.float16``, ``ntl.float16``
     or a framework's ``torch.float16``), kept as its canonical name.
+    ``jagged_dim=d`` makes it jagged: it takes a torch nested tensor
+    (``layout=torch.jagged``) whose dimension ``d`` has a length per batch
+    entry (dimension 0); see :mod:`ninetoothed.jagged`.
     """
 
     def __init__(
