@@ -259,3 +259,25 @@ def test_a_tiles_shape_is_its_declared_size(framework, width):
     args = [framework.from_numpy(x), framework.poisoned((5, width), "float32")]
     (y,) = framework.call(kernel, args, {"WIDTH": width}, outputs=[1])
     np.testing.assert_allclose(y, x - x.mean(1, keepdims=True), rtol=1e-5, atol=1e-5)
+
+
+def jagged_copy(input, output):
+    return input.tile((1, 4, 4)), output.tile((1, 4, 4))
+
+
+def test_a_jagged_parameter_names_itself_on_every_framework(framework):
+    # torch takes nested tensors there (tests/upstream/test_jagged.py); paddle and jax
+    # have none, so the parameter is refused by name rather than read as dense.
+    kernel = ninetoothed.make(jagged_copy, copy, (Tensor(3, jagged_dim=1), Tensor(3)))
+    x = RNG.standard_normal((2, 5, 4)).astype(np.float32)
+    args = [framework.from_numpy(x), framework.poisoned((2, 5, 4), "float32")]
+    expected = {
+        "torch": "expects a torch nested tensor with layout=torch.jagged, got a dense tensor",
+        "paddle": "paddle has no nested tensors",
+        "jax": "jax has no nested tensors",
+    }
+    with pytest.raises(ninetoothed.errors.LaunchError) as raised:
+        framework.call(kernel, args, {}, outputs=[1])
+    message = str(raised.value)
+    assert "parameter 'x' is jagged (Tensor(jagged_dim=1))" in message
+    assert expected[framework.name] in message

@@ -50,21 +50,27 @@ def test_kernel_name_caller_and_max_num_configs():
 
 
 def test_tuples_of_warps_and_stages_are_tuned_over():
-    run(make(num_warps=(2, 4), num_stages=(1, 2)))
+    kernel = make(num_warps=(2, 4), num_stages=(1, 2))
+    tuned = sorted((c.num_warps, c.num_stages) for c in kernel.generated.configurations)
+    assert tuned == [(2, 1), (2, 2), (4, 1), (4, 2)]
+    run(kernel)
 
 
 def test_tuples_with_an_auto_tuned_block_size():
     tensors = (Tensor(1), Tensor(1), Tensor(1))
-    run(
-        ninetoothed.make(
-            arrangement,
-            application,
-            tensors,
-            num_warps=(4, 8),
-            num_stages=(2, 3),
-            max_num_configs=3,
-        )
+    kernel = ninetoothed.make(
+        arrangement,
+        application,
+        tensors,
+        num_warps=(4, 8),
+        num_stages=(2, 3),
+        max_num_configs=3,
     )
+    configurations = kernel.generated.configurations
+    assert len(configurations) == 3  # max_num_configs caps the product
+    assert {c.num_warps for c in configurations} <= {4, 8}
+    assert {c.num_stages for c in configurations} <= {2, 3}
+    run(kernel)
 
 
 def test_a_misspelt_option_names_the_close_match():

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.jagged import no_nested_tensors
 
 __all__ = ["Adapter", "cuda_index", "require_gpu"]
 
@@ -133,6 +134,30 @@ class Adapter:
 
         return miss
 
+    def bind_jagged(
+        self,
+        kernel: GeneratedKernel,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        describe: Callable[[Any], TensorInfo] | None = None,
+    ) -> BoundCall:
+        """:meth:`bind` for a kernel with jagged parameters (see :mod:`ninetoothed.jagged`).
+
+        The default refuses, naming the first jagged parameter: only frameworks
+        with nested tensors (PyTorch) override it.  An override describes a
+        jagged argument with its longest entry's length as the jagged size and
+        stride 0 along the batch, and hands the backend ``(values, offsets,
+        extent)`` for it, where ``extent`` is one past the largest element offset
+        of the values.
+        """
+        index = kernel.spec.jagged_parameters[0]
+        parameter = kernel.spec.tensor_parameters[index]
+        jagged_dim = parameter.source.jagged_dim
+        assert jagged_dim is not None
+        raise LaunchError(
+            no_nested_tensors(kernel.spec.name, parameter.name, jagged_dim, self.name)
+        )
+
     # -- the template ----------------------------------------------------------
     def bind(
         self,
@@ -144,8 +169,11 @@ class Adapter:
         """Check the call against ``kernel.spec`` and describe its tensors.
 
         ``describe`` replaces :meth:`describe` for this call (JAX describes
-        tracers by the call's device).
+        tracers by the call's device).  Kernels with jagged parameters go
+        through :meth:`bind_jagged`.
         """
+        if kernel.spec.jagged_parameters:
+            return self.bind_jagged(kernel, args, kwargs, describe)
         return bind_call(
             kernel.spec,
             args,

@@ -52,6 +52,8 @@ class ParameterCheck:
     """The declared element type's name, if any."""
     fixed_value: Any
     """A scalar's value fixed at ``make`` time (``Tensor(0, value=...)``), else None."""
+    jagged_dim: int | None = None
+    """The jagged dimension (``Tensor(jagged_dim=...)``: a torch nested tensor), else None."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,7 @@ class KernelSpec:
                     ),
                     dtype=declared.name if isinstance(declared, DataType) else None,
                     fixed_value=source.value,
+                    jagged_dim=source.jagged_dim,
                 )
             )
         return tuple(checks)
@@ -136,6 +139,15 @@ class KernelSpec:
     def required_symbols(self) -> frozenset[str]:
         """Symbols every call must give by keyword (constexpr and run-time ones)."""
         return frozenset(self.constexpr_symbols) | frozenset(self.runtime_symbols)
+
+    @cached_property
+    def jagged_parameters(self) -> tuple[int, ...]:
+        """Indices (among :attr:`tensor_parameters`) of the jagged parameters (computed once)."""
+        return tuple(
+            index
+            for index, parameter in enumerate(self.tensor_parameters)
+            if parameter.source.jagged_dim is not None
+        )
 
     @property
     def tensor_parameters(self) -> tuple[Parameter, ...]:

@@ -1,28 +1,38 @@
-"""Jagged tensors (``Tensor(ndim, jagged_dim=d)``): accepted, described, not generated yet.
+"""Jagged tensors (``Tensor(ndim, jagged_dim=d)``): one length per batch entry.
 
-Upstream's jagged tensors take torch nested tensors (``layout=torch.jagged``):
-dimension 0 is the batch, dimension ``d`` has its own length per batch entry;
-the kernel covers the longest entry and masks past each entry's length.
-Here a jagged tensor can be made and arranged (its ``jagged_dim`` is
-checked and kept), but generating a kernel for one raises
-:class:`NotImplementedError` naming what is missing (see :data:`MISSING`),
-rather than treating a nested tensor as a dense one.
+Upstream NineToothed's semantics, which this module and the backends follow:
+
+* The argument is a torch nested tensor with ``layout=torch.jagged``:
+  dimension 0 is the batch, dimension ``d`` has its own length per batch
+  entry, and the data are its ``values()`` (the entries one after another
+  along ``d``) with ``offsets()`` (entry ``b`` holds ``offsets[b]`` up to
+  ``offsets[b + 1]``).
+* On the host the jagged dimension's size is the **longest** entry's length:
+  the grid, the outermost shapes and the sizes other tensors must agree with
+  are taken with it (a dense output of ``to_padded_tensor`` has that size).
+  The batch dimension has no stride of its own (0): an entry starts at its
+  offset.
+* In the kernel, a tile's batch entry ``b`` is its source index along
+  dimension 0; the jagged dimension's size is that entry's own length,
+  ``offsets[b + 1] - offsets[b]``, so elements past it are masked (loads read
+  ``other``, stores are skipped), and addresses start at ``offsets[b]``.
+* Every jagged parameter of one call must have the same offsets (the same
+  lengths), or the kernel would mask one tensor by the other's lengths.
+
+Supported: every meta-operation on the other tensors (``expand`` to the
+jagged size, as upstream's copy does), and on the jagged tensor every
+operation that keeps each tile inside one batch entry (tile size 1 along
+dimension 0).  Refused, with an error naming it: tiles spanning several batch
+entries, ``x.source[...]`` gathers from a jagged tensor, and jagged arguments
+from frameworks without nested tensors (PaddlePaddle, JAX).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from ninetoothed.errors import MetaOperationError
-
-MISSING = (
-    "jagged tensors (Tensor(jagged_dim=...)) are not supported yet: the tensor can be made "
-    "and arranged, but kernels for it are not generated; missing are torch nested-tensor "
-    "arguments (values and offsets) in the adapters, the per-batch-entry length of the "
-    "jagged dimension in code generation, and the longest entry's length for the launch grid"
-)
-"""The message of the :class:`NotImplementedError` that :func:`refuse` raises."""
+from ninetoothed.symbol import Symbol
 
 
 def check_jagged_dim(jagged_dim: Any, ndim: int, name: str) -> int | None:
@@ -42,8 +52,19 @@ def check_jagged_dim(jagged_dim: Any, ndim: int, name: str) -> int | None:
     return jagged_dim
 
 
-def refuse(function: str, sources: Iterable[Any]) -> None:
-    """Raise :class:`NotImplementedError` if any of ``sources`` is jagged."""
-    for source in sources:
-        if getattr(source, "jagged_dim", None) is not None:
-            raise NotImplementedError(f"{function}: {source.name}: {MISSING}")
+def check_jagged_size(size: Any, jagged_dim: int | None, name: str) -> None:
+    """Refuse a literal size for the jagged dimension: its length varies per batch entry."""
+    if jagged_dim is not None and not isinstance(size, Symbol):
+        raise MetaOperationError(
+            f"Tensor {name}: the jagged dimension {jagged_dim} has a length per batch entry, so "
+            f"it cannot be given the fixed size {size!r}; leave its size None"
+        )
+
+
+def no_nested_tensors(kernel_name: str, parameter: str, jagged_dim: int, framework: str) -> str:
+    """The error message for a jagged parameter called from a framework without nested tensors."""
+    return (
+        f"{kernel_name}: parameter {parameter!r} is jagged (Tensor(jagged_dim={jagged_dim})), "
+        f"which takes a torch nested tensor (layout=torch.jagged); {framework} has no nested "
+        "tensors, so kernels with jagged parameters run on PyTorch only"
+    )

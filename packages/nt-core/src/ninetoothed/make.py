@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
-from ninetoothed import jagged, plugins
+from ninetoothed import plugins
 from ninetoothed.errors import ArrangementError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
@@ -126,7 +126,6 @@ def make(
             f"tuple of tensors, got {type(arranged).__name__}"
         )
     sources = tuple(tensor for tensor in tensors if isinstance(tensor, Tensor))
-    jagged.refuse("make", sources)
     spec = build_spec(application, sources, tuple(arranged), name=name, options=options)
     return Kernel(spec, backend)
 
@@ -199,7 +198,6 @@ def jit(
                 )
             arranged.append(annotation)
         sources = tuple(tensor.source for tensor in arranged)
-        jagged.refuse("jit", sources)
         spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
         return Kernel(spec, backend)
 

@@ -44,7 +44,7 @@ from ninetoothed.checks import (
 )
 from ninetoothed.dtype import canonical
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.jagged import check_jagged_dim
+from ninetoothed.jagged import check_jagged_dim, check_jagged_size
 from ninetoothed.mapping import (
     Binding,
     Dim,
@@ -71,6 +71,9 @@ class Tensor:
     ``value`` fixes a constexpr scalar at ``make`` time.  ``dtype`` declares
     the element type calls must pass (``ninetoothed.float16``, ``ntl.float16``
     or a framework's ``torch.float16``), kept as its canonical name.
+    ``jagged_dim=d`` makes it jagged: it takes a torch nested tensor
+    (``layout=torch.jagged``) whose dimension ``d`` has a length per batch
+    entry (dimension 0); see :mod:`ninetoothed.jagged`.
     """
 
     def __init__(
@@ -107,6 +110,8 @@ class Tensor:
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self
         self._jagged_dim = check_jagged_dim(jagged_dim, ndim, self.name)
+        if self._jagged_dim is not None:
+            check_jagged_size(sizes[self._jagged_dim], self._jagged_dim, self.name)
         self.other = other
         self.constexpr = bool(constexpr)
         self.value = value

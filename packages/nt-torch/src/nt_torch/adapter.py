@@ -10,15 +10,18 @@ launch happen with the arguments' GPU current.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
 import torch
 
 from ninetoothed.adapter import Adapter, cuda_index
+from ninetoothed.binding import BoundCall
 from ninetoothed.dtype import name_of
+from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from nt_torch import launch_operator
+from nt_torch import jagged, launch_operator
 from nt_torch.autograd import refuse_grad
 
 
@@ -50,9 +53,25 @@ class TorchAdapter(Adapter):
         """
         refuse_grad(kernel.spec.name, args)
         if self.tracing():
+            if kernel.spec.jagged_parameters:
+                raise LaunchError(
+                    f"{kernel.spec.name}: kernels with jagged parameters run eagerly only, "
+                    "not under torch.compile or torch.func transforms"
+                )
             launch_operator.call(self, kernel, args, kwargs)
             return None
         return Adapter.call(self, kernel, args, kwargs)
+
+    def bind_jagged(
+        self,
+        kernel: GeneratedKernel,
+        args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+        describe: Callable[[Any], TensorInfo] | None = None,
+    ) -> BoundCall:
+        """Nested tensors (``layout=torch.jagged``) for jagged parameters (see :mod:`.jagged`)."""
+        describe = describe or self.describe
+        return jagged.bind(kernel.spec, args, kwargs, self.recognizes, describe)
 
     def tracing(self) -> bool:
         """Whether Dynamo traces or a ``torch.func`` transform wraps the current call."""
@@ -67,7 +86,7 @@ class TorchAdapter(Adapter):
     def fast_path(self, kernel: Any, miss: Any) -> Any:
         """nt-triton's fast path with PyTorch's reads (:mod:`nt_torch.fastpath`)."""
         make = getattr(kernel, "fast_launcher", None)
-        if make is None or kernel.interpreting:
+        if make is None or kernel.interpreting or kernel.spec.jagged_parameters:
             return None
         from nt_torch import fastpath
 

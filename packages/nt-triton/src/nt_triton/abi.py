@@ -29,6 +29,10 @@ class ParameterKind(str, enum.Enum):
     POINTER = "pointer"
     """A tensor's data pointer (``tensor_index`` says which tensor parameter)."""
 
+    OFFSETS = "offsets"
+    """A jagged tensor's offsets (entry ``b`` holds ``offsets[b]`` up to ``offsets[b + 1]``;
+    ``tensor_index`` says which tensor parameter)."""
+
     SIZE = "size"
     """A tensor's size along a source dimension (``tensor_index``, ``dim``)."""
 
@@ -69,7 +73,7 @@ class KernelParameter:
     """Whether the kernel takes it as ``tl.constexpr`` (a specialisation)."""
 
     tensor_index: int | None = None
-    """For pointers, sizes and strides: the index among the tensor parameters."""
+    """For pointers, offsets, sizes and strides: the index among the tensor parameters."""
 
     dim: int | None = None
     """For sizes and strides: the source dimension."""

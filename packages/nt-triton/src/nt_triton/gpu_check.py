@@ -144,6 +144,8 @@ def _types(
             declared = tensors[parameter.tensor_index].source.dtype
             element = triton_type_name(declared.name) if isinstance(declared, DataType) else default
             types_[name] = "*" + element
+        elif kind is ParameterKind.OFFSETS:
+            types_[name] = "*i64"
         elif kind is ParameterKind.SCALAR:
             types_[name] = default
         else:

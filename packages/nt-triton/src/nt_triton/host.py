@@ -66,9 +66,14 @@ def host_source(spec: KernelSpec, generated: GeneratedSource) -> str:
         lines.extend(_grid_lines(spec, generated))
         lines.append(f"    {n.GRID_FUNCTION} = {n.GRID}")
     arguments = []
+    jagged = spec.jagged_parameters
     for parameter in generated.signature.host:
         if parameter.kind is ParameterKind.POINTER:
-            arguments.append(f"{n.HOST_POINTERS}[{parameter.tensor_index}]")
+            # A jagged tensor's entry is (values, offsets, extent): see ninetoothed.jagged.
+            part = "[0]" if parameter.tensor_index in jagged else ""
+            arguments.append(f"{n.HOST_POINTERS}[{parameter.tensor_index}]{part}")
+        elif parameter.kind is ParameterKind.OFFSETS:
+            arguments.append(f"{n.HOST_POINTERS}[{parameter.tensor_index}][1]")
         else:
             arguments.append(parameter.name)
     meta = (
@@ -99,12 +104,14 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     # not the largest stride: offsets add up over dimensions) exceeds int32, or an
     # index into it (grid index * tile + arange, flattened ones too) may.
     limits = []
-    for parameter in tensors:
+    for index, parameter in enumerate(tensors):
         dims = range(parameter.source.ndim)
         extent = " + ".join(
             f"(max({n.size(parameter.name, d)}, 1) - 1) * abs({n.stride(parameter.name, d)})"
             for d in dims
         )
+        if index in spec.jagged_parameters:  # its entries lie one after another in the values
+            extent = f"{n.HOST_POINTERS}[{index}][2]"
         elements = " * ".join(n.size(parameter.name, d) for d in dims)
         if extent:
             limits.append(f"({extent}) > {INT32_LIMIT} or {elements} > {INDEX_LIMIT}")
@@ -115,11 +122,13 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     # An output whose elements overlap (stride 0 over more than one element, as
     # from expand) would be written by several programs at once: torch refuses
     # such writes, so do we.
-    for parameter in tensors:
+    for index, parameter in enumerate(tensors):
+        # A jagged tensor's batch has stride 0 and its entries start at their offsets.
+        first = 1 if index in spec.jagged_parameters else 0
         if parameter.name in generated.outputs and parameter.source.ndim:
             overlap = " or ".join(
                 f"({n.stride(parameter.name, d)} == 0 and {n.size(parameter.name, d)} > 1)"
-                for d in range(parameter.source.ndim)
+                for d in range(first, parameter.source.ndim)
             )
             lines.append(f"    if {overlap}:")
             lines.append(f"        {n.OVERLAP}({parameter.name!r}, {n.HOST_TENSORS})")

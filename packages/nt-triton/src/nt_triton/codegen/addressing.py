@@ -18,8 +18,8 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming, ordering, separable
-from nt_triton.codegen.context import Context
+from nt_triton.codegen import jagged, naming, ordering, separable
+from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import block_size, block_variables
 from nt_triton.codegen.views import View
 
@@ -43,6 +43,9 @@ def addressing(context: Context, view: View) -> Addressing:
     indices = [value_of(variable) for variable in parameter.source.source_variables]
     reads = context.grid_dims_read.setdefault(parameter.name, set())
     reads |= ordering.dims_read(indices, len(context.grid))
+    if parameter.source.jagged_dim is not None:
+        tile_names = set().union(*(names_in(value) for value in block.values()))
+        bindings = jagged.entry_bounds(context, view, bindings, indices[0], tile_names)
     mask: list[SymbolLike] = []
     for variable, binding in bindings.items():
         if binding.bound is None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming, separable
+from nt_triton.codegen import jagged, naming, separable
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import arange_names, tile_shape, vector_arange
@@ -39,7 +39,10 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     # Indices that tangle the tile's dimensions (an implicit GEMM's windows) are
     # summed per dimension, so each element costs one add, and a flattened block
     # of dimensions is one index where the host finds it contiguous (see separable).
-    mixed = separable.tangled(indices, block_names) or bool(separable.chains(indices, block_names))
+    # (Not for jagged tensors: their batch entry's start is added to the offsets.)
+    mixed = parameter.source.jagged_dim is None and (
+        separable.tangled(indices, block_names) or bool(separable.chains(indices, block_names))
+    )
     offsets_node = (
         separable.offsets(
             indices, _strides(view), block_names, context.code, _flagger(context, view)
@@ -141,9 +144,12 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
 
 def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> SymbolLike:
     """Offsets in the source's memory: ``sum(index * stride)`` over the source dimensions."""
+    parameter = view.parameter
     total: SymbolLike = 0
     for index, stride in zip(indices, _strides(view)):
         total = total + index * stride
+    if parameter.source.jagged_dim is not None:
+        total = total + jagged.entry_start(context, view, indices[0])
     return total
 
 

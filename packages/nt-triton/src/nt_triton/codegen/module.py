@@ -120,6 +120,10 @@ def _signature(context: Context) -> KernelSignature:
         for index, p in enumerate(tensors)
     ]
     for index, parameter in enumerate(tensors):
+        if naming.offsets(parameter.name) in used:
+            parameters.append(
+                KernelParameter(naming.offsets(parameter.name), kind.OFFSETS, False, index)
+            )
         for dim, size in enumerate(parameter.source.shape):
             name = naming.size(parameter.name, dim)
             if name in used:

@@ -21,6 +21,11 @@ def pointer(parameter: str) -> str:
     return f"{parameter}_pointer"
 
 
+def offsets(parameter: str) -> str:
+    """The kernel parameter holding jagged tensor ``parameter``'s offsets pointer."""
+    return f"{parameter}_offsets"
+
+
 def size(parameter: str, dim: int) -> str:
     """The kernel parameter holding the size of ``parameter``'s source dimension ``dim``."""
     return f"{parameter}_size_{dim}"

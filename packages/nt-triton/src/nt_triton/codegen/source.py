@@ -88,6 +88,12 @@ def _pointers_and_mask(
     context: Context, parameter: Parameter, indices: list[ast.expr]
 ) -> tuple[ast.expr, ast.expr]:
     """``pointer + sum(i_d * stride_d)`` and ``&`` of ``0 <= i_d < size_d``."""
+    if parameter.source.jagged_dim is not None:
+        raise CodegenError(
+            f"{context.spec.name}: {parameter.name}.source[...]: gathers from and scatters to "
+            f"a jagged tensor (jagged_dim={parameter.source.jagged_dim}) are not supported; "
+            "arrange it and read its tiles"
+        )
     pointers = pointer(context, parameter)
     mask: ast.expr | None = None
     for dim, index in enumerate(indices):
