@@ -116,11 +116,19 @@ def attend(
 
 
 def online_softmax(
-    q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, acc: Tile, l_i: Tile, m_i: Tile
+    q: Tile,
+    q_block: Tile,
+    k: Tile,
+    v: Tile,
+    scale: Tile,
+    causal: Tile,
+    acc: Tile,
+    l_i: Tile,
+    m_i: Tile,
 ) -> None:
     """Fold every key block the query rows see into ``acc``, ``l_i`` and ``m_i`` (the
-    caller's: the helper is inlined)."""
-    q_scaled = (q * (scale * LOG2_E)).to(q.dtype)
+    caller's: the helper is inlined); ``q_block`` is ``q`` loaded."""
+    q_scaled = (q_block * (scale * LOG2_E)).to(q.dtype)
     length = k.source.shape[-2]
     # The query rows' positions, a column: the block's first row plus an arange.
     # The minimum of ``offsets`` is that first row whether ``offsets`` is the
@@ -138,10 +146,12 @@ def online_softmax(
 
 def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -> None:
     """One block of query rows against every key block it sees."""
-    acc = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    q_block = q
+    # Shaped like the loaded block: a head dimension that is no power of two is padded.
+    acc = ntl.zeros_like(q_block).to(ntl.float32)
     l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
-    online_softmax(q, k, v, scale, causal, acc, l_i, m_i)
+    online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
     o = acc / l_i[:, None]  # noqa: F841
 
 
@@ -151,10 +161,12 @@ def application_with_lse(
     """:func:`application`, also writing each row's log-sum-exp of its scores (base 2,
     of the scores scaled by ``scale * log2(e)``), from which the backward
     recomputes the probabilities."""
-    acc = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
+    q_block = q
+    # Shaped like the loaded block: a head dimension that is no power of two is padded.
+    acc = ntl.zeros_like(q_block).to(ntl.float32)
     l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
-    online_softmax(q, k, v, scale, causal, acc, l_i, m_i)
+    online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
     o = acc / l_i[:, None]  # noqa: F841
     lse = m_i + ntl.log2(l_i)  # noqa: F841
 

@@ -209,8 +209,6 @@ def dk_dv_application(
     dv: Tile,
 ) -> None:
     """One key block against every query block that sees it."""
-    dk_acc = ntl.zeros((k.shape[-2], k.shape[-1]), dtype=ntl.float32)
-    dv_acc = ntl.zeros((v.shape[-2], v.shape[-1]), dtype=ntl.float32)
     qk_scale = scale * LOG2_E
     first = ntl.min(k.offsets(-2))
     keys = first + ntl.arange(0, k.shape[-2])[:, None]
@@ -229,6 +227,9 @@ def dk_dv_application(
     # The program's key and value blocks, loaded once, before the loops.
     k_block = k
     v_block = v
+    # Shaped like the loaded blocks: a head dimension that is no power of two is padded.
+    dk_acc = ntl.zeros_like(k_block).to(ntl.float32)
+    dv_acc = ntl.zeros_like(v_block).to(ntl.float32)
     dk_dv_blocks(
         q, k_block, v_block, do, lse, delta, dk_acc, dv_acc, start, unmasked, True, keys, qk_scale
     )
@@ -309,7 +310,6 @@ def dq_application(
     dq: Tile,
 ) -> None:
     """One query block against every key block it sees."""
-    dq_acc = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
     qk_scale = scale * LOG2_E
     length = k.source.shape[-2]
     block_n = k.dtype.shape[0]
@@ -325,6 +325,7 @@ def dq_application(
     # The program's rows of every operand, loaded once, before the loops.
     q_block = q
     do_block = do
+    dq_acc = ntl.zeros_like(q_block).to(ntl.float32)  # padded like the loaded block
     lse_column = ntl.expand_dims(lse, 1)
     delta_column = ntl.expand_dims(delta, 1)
     dq_blocks(
