@@ -57,8 +57,9 @@ class FrameworkSupport:
         """The framework's ops module (``nt_torch.ops`` …): the kernel library."""
         raise NotImplementedError
 
-    def poisoned_like(self, like: Any, shape: Sequence[int]) -> Any:
-        """An output of ``shape`` with ``like``'s dtype and device, filled with NaN: what
+    def poisoned_like(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """An output of ``shape`` with ``like``'s dtype (or ``dtype``) and device, filled
+        with NaN: what
         the library's ops allocate, when a test wants to see every element written."""
         raise NotImplementedError
 

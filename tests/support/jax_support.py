@@ -94,8 +94,8 @@ class JaxSupport(FrameworkSupport):
 
         return nt_jax.ops
 
-    def poisoned_like(self, like: jax.Array, shape) -> jax.Array:
+    def poisoned_like(self, like: jax.Array, shape, dtype=None) -> jax.Array:
         """An array of NaN: JAX kernels take an output's initial contents as an array."""
         import jax.numpy as jnp
 
-        return jnp.full(tuple(shape), jnp.nan, dtype=like.dtype, device=self._device)
+        return jnp.full(tuple(shape), jnp.nan, dtype=dtype or like.dtype, device=self._device)

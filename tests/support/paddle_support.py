@@ -49,5 +49,5 @@ class PaddleSupport(FrameworkSupport):
 
         return nt_paddle.ops
 
-    def poisoned_like(self, like: paddle.Tensor, shape) -> paddle.Tensor:
-        return paddle.full(list(shape), float("nan"), dtype=like.dtype, device=like.place)
+    def poisoned_like(self, like: paddle.Tensor, shape, dtype=None) -> paddle.Tensor:
+        return paddle.full(list(shape), float("nan"), dtype=dtype or like.dtype, device=like.place)

@@ -36,5 +36,6 @@ class TorchSupport(FrameworkSupport):
 
         return nt_torch.ops
 
-    def poisoned_like(self, like: torch.Tensor, shape) -> torch.Tensor:
-        return torch.full(tuple(shape), float("nan"), dtype=like.dtype, device=like.device)
+    def poisoned_like(self, like: torch.Tensor, shape, dtype=None) -> torch.Tensor:
+        kind = getattr(torch, dtype) if dtype else like.dtype
+        return torch.full(tuple(shape), float("nan"), dtype=kind, device=like.device)

@@ -162,9 +162,12 @@ class Differentiable:
         self,
         forward: Functional | Callable[..., Any],
         backward: Callable[[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]], Sequence[Any]],
+        residuals: int = 0,
     ) -> None:
         self.forward = forward
         self.backward = backward
+        self.residuals = residuals
+        """How many of the forward's last outputs are kept for the backward only."""
         self._per_framework: dict[str, Callable[..., Any]] = {}
 
     @property
@@ -173,6 +176,20 @@ class Differentiable:
         if isinstance(self.forward, Functional):
             return self.forward.name
         return str(getattr(self.forward, "__name__", self.forward))
+
+    @property
+    def visible(self) -> int | None:
+        """The slice end of the outputs a caller sees (None: all of them)."""
+        return -self.residuals if self.residuals else None
+
+    def shown(self, outputs: tuple[Any, ...]) -> Any:
+        """What a caller gets of the forward's ``outputs``: one tensor, or a tuple."""
+        visible = outputs[: self.visible]
+        return visible[0] if len(visible) == 1 else visible
+
+    def residual_outputs(self, outputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The outputs kept for the backward only (the last ``residuals``)."""
+        return outputs[len(outputs) - self.residuals :] if self.residuals else ()
 
     def forward_outputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Run the forward without recording: its outputs as a tuple."""
@@ -222,12 +239,15 @@ def differentiable(
     backward: Callable[[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]], Sequence[Any]],
     *,
     outputs: Mapping[str, OutputRule] | None = None,
+    residuals: int = 0,
 ) -> Differentiable:
     """Pair a forward with its ``backward``; see the module.
 
     ``forward`` is a kernel (made functional with ``outputs``), a
     :func:`functional` kernel, or an op: any function of tensors returning
-    new tensors, such as the library's ops (``nt_torch.ops.mm``).
+    new tensors, such as the library's ops (``nt_torch.ops.mm``).  Its last
+    ``residuals`` outputs are saved for the backward but not returned and get
+    no gradient (attention's log-sum-exp, for instance).
     """
     if isinstance(forward, Kernel):
         forward = Functional(forward, outputs)
@@ -240,7 +260,7 @@ def differentiable(
         )
     if not callable(backward):
         raise TypeError(f"differentiable: backward must be callable, got {backward!r}")
-    return Differentiable(forward, backward)
+    return Differentiable(forward, backward, residuals)
 
 
 def batching(kernel: Kernel, mode: str) -> Kernel:

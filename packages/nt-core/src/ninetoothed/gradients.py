@@ -25,7 +25,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["add", "addmm", "bmm", "concat", "mm", "rms_norm", "rope", "silu", "softmax", "sum_to"]
+__all__ = [
+    "add",
+    "addmm",
+    "bmm",
+    "concat",
+    "mm",
+    "rms_norm",
+    "rope",
+    "silu",
+    "softmax",
+    "sum_to",
+    "wants_grad",
+]
 
 Tensors = tuple[Any, ...]
 
@@ -42,6 +54,17 @@ def sum_to(gradient: Any, shape: Sequence[int]) -> Any:
         if size == 1 and gradient.shape[extra + dim] != 1
     ]
     return gradient.sum(tuple(axes)).reshape(shape) if axes else gradient
+
+
+def wants_grad(tensor: Any) -> bool:
+    """Whether ``tensor`` may want a gradient: False for a PyTorch tensor that does not
+    require grad or a Paddle tensor that stops it; True otherwise (JAX drops what
+    is not asked for).  A rule may skip work for inputs that want none."""
+    requires = getattr(tensor, "requires_grad", None)
+    if requires is not None:
+        return bool(requires)
+    stops = getattr(tensor, "stop_gradient", None)
+    return not stops if stops is not None else True
 
 
 def concat(tensors: Sequence[Any], axis: int) -> Any:
@@ -91,20 +114,26 @@ def silu(inputs: Tensors, outputs: Tensors, grads: Tensors) -> Tensors:
 
 
 def softmax(inputs: Tensors, outputs: Tensors, grads: Tensors) -> Tensors:
-    """Softmax over the last dimension: ``y·(g - Σ g·y)``, from the output ``y``."""
+    """``softmax(x, dim=-1)``: ``y·(g - Σ g·y)`` along ``dim``, from the output ``y``."""
     (y,) = outputs
     (g,) = grads
-    return (y * (g - (g * y).sum(-1)[..., None]), *([None] * (len(inputs) - 1)))
+    dim = inputs[1] if len(inputs) > 1 else -1
+    kept = list(y.shape)
+    kept[dim] = 1
+    return (y * (g - (g * y).sum(dim).reshape(kept)), *([None] * (len(inputs) - 1)))
 
 
 def rms_norm(inputs: Tensors, outputs: Tensors, grads: Tensors) -> Tensors:
-    """``rms_norm(x, weight, eps) = x·r·weight`` with ``r = (mean(x²) + eps)^-½``."""
+    """``rms_norm(x, weight, eps) = x·r·weight`` with ``r = (mean(x²) + eps)^-½``
+    (``weight`` None: ``x·r``, and no gradient for it)."""
     x, weight, eps = inputs
     (g,) = grads
     size = x.shape[-1]
     r = ((x * x).sum(-1)[..., None] / size + eps) ** -0.5
-    gw = g * weight
+    gw = g if weight is None else g * weight
     gx = r * gw - x * (r**3) * ((gw * x).sum(-1)[..., None] / size)
+    if weight is None or not wants_grad(weight):
+        return gx, None, None
     return gx, sum_to(g * x * r, weight.shape), None
 
 

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["concat", "differentiate", "refuse_differentiation", "run"]
+__all__ = ["concat", "differentiate", "needs_grad", "refuse_differentiation", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -45,12 +45,11 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     def build(kwargs: dict[str, Any], static: tuple[int, ...]) -> Callable[..., Any]:
         @functools.partial(jax.custom_vjp, nondiff_argnums=static)
         def function(*args: Any) -> Any:
-            outputs = declaration.forward_outputs(args, kwargs)
-            return outputs[0] if len(outputs) == 1 else outputs
+            return declaration.shown(declaration.forward_outputs(args, kwargs))
 
         def forward(*args: Any) -> Any:
             outputs = declaration.forward_outputs(args, kwargs)
-            result = outputs[0] if len(outputs) == 1 else outputs
+            result = declaration.shown(outputs)
             return result, (tuple(a for i, a in enumerate(args) if i not in static), outputs)
 
         def backward(*rest: Any) -> Any:
@@ -68,8 +67,8 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
         return function
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        # Python numbers (the kernels' scalars) are not differentiated.
-        static = tuple(i for i, a in enumerate(args) if isinstance(a, (bool, int, float)))
+        # Python numbers (the kernels' scalars) and None are not differentiated.
+        static = tuple(i for i, a in enumerate(args) if a is None or isinstance(a, _STATIC))
         key = (static, tuple(sorted(kwargs.items())))
         function = cache.get(key)
         if function is None:
@@ -77,6 +76,22 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
         return function(*args)
 
     return call
+
+
+_STATIC = (bool, int, float, str)
+
+
+def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether an argument is traced (``jit``, ``grad``, ``vmap``): then an op must go
+    through its ``custom_vjp``, which a ``grad`` around a ``jit`` differentiates.
+    Concrete arrays cannot be differentiated: the plain op runs."""
+    for argument in args:
+        if isinstance(argument, _Tracer):
+            return True
+    return any(isinstance(a, _Tracer) for a in kwargs.values())
+
+
+_Tracer = jax.core.Tracer
 
 
 def _merge(

@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import install
+from nt_jax import autodiff
 from nt_jax.adapter import JaxAdapter
 
 
@@ -31,13 +33,16 @@ class JaxFramework:
         """The adapter's description of a ``jax.Array`` (or a tracer of one)."""
         return self._adapter.describe(tensor)
 
-    def empty(self, like: Any, shape: Sequence[int]) -> Any:
-        """A ``jax.ShapeDtypeStruct`` of ``shape`` and ``like``'s dtype."""
-        return jax.ShapeDtypeStruct(tuple(shape), like.dtype)  # type: ignore[no-untyped-call]
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """A ``jax.ShapeDtypeStruct`` of ``shape`` and ``like``'s dtype (or ``dtype``)."""
+        kind = jnp.dtype(dtype) if dtype else like.dtype
+        return jax.ShapeDtypeStruct(tuple(shape), kind)  # type: ignore[no-untyped-call]
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor.reshape(shape)``."""
         return tensor.reshape(tuple(shape))
+
+    needs_grad = staticmethod(autodiff.needs_grad)
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel``; it returns the new arrays of its outputs, in parameter order."""

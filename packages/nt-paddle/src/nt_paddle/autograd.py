@@ -17,7 +17,7 @@ import paddle
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["concat", "differentiate", "refuse_grad", "run"]
+__all__ = ["concat", "differentiate", "needs_grad", "refuse_grad", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -47,6 +47,8 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
             ctx.others = [None if isinstance(a, paddle.Tensor) else a for a in args]
             ctx.needs = [not args[i].stop_gradient for i in ctx.positions]
             ctx.save_for_backward(*(args[i] for i in ctx.positions), *outputs)
+            if declaration.residuals:
+                ctx.mark_non_differentiable(*declaration.residual_outputs(outputs))
             return outputs[0] if len(outputs) == 1 else outputs
 
         @staticmethod
@@ -56,7 +58,8 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
             inputs = list(ctx.others)
             for position, tensor in zip(ctx.positions, saved[:count]):
                 inputs[position] = tensor
-            gradients = declaration.gradients(tuple(inputs), tuple(saved[count:]), grads)
+            visible = grads[: declaration.visible]  # the residuals get none
+            gradients = declaration.gradients(tuple(inputs), tuple(saved[count:]), visible)
             # PyLayer wants one gradient per tensor input, in order, and None
             # for inputs that need none.
             result = tuple(
@@ -67,14 +70,20 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     KernelLayer.__name__ = KernelLayer.__qualname__ = f"{declaration.name}_layer"
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        if paddle.is_grad_enabled() and any(
-            isinstance(a, paddle.Tensor) and not a.stop_gradient for a in args
-        ):
-            return KernelLayer.apply(kwargs, *args)
-        outputs = declaration.forward_outputs(args, kwargs)
-        return outputs[0] if len(outputs) == 1 else outputs
+        if needs_grad(args, {}):
+            result = KernelLayer.apply(kwargs, *args)
+            return declaration.shown(result if isinstance(result, tuple) else (result,))
+        return declaration.shown(declaration.forward_outputs(args, kwargs))
 
     return call
+
+
+def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether grad is enabled and a tensor among the arguments takes part in autograd."""
+    if not paddle.is_grad_enabled():
+        return False
+    values = (*args, *kwargs.values())
+    return any(isinstance(a, paddle.Tensor) and not a.stop_gradient for a in values)
 
 
 def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:

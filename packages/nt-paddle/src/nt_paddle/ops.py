@@ -14,6 +14,7 @@ import paddle
 
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import InPlace, install
+from nt_paddle import autograd
 from nt_paddle.adapter import PaddleAdapter
 
 
@@ -29,13 +30,15 @@ class PaddleFramework(InPlace):
         """The adapter's description of a ``paddle.Tensor``."""
         return self._adapter.describe(tensor)
 
-    def empty(self, like: Any, shape: Sequence[int]) -> Any:
-        """``paddle.empty`` with ``like``'s dtype, on its place."""
-        return paddle.empty(list(shape), dtype=like.dtype, device=like.place)
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """``paddle.empty`` with ``like``'s dtype (or ``dtype``), on its place."""
+        return paddle.empty(list(shape), dtype=dtype or like.dtype, device=like.place)
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``paddle.reshape`` (it shares a contiguous tensor's memory)."""
         return paddle.reshape(tensor, list(shape))
+
+    needs_grad = staticmethod(autograd.needs_grad)
 
 
 framework = PaddleFramework()

@@ -17,7 +17,7 @@ import torch
 from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
 
-__all__ = ["concat", "differentiate", "refuse_grad", "run"]
+__all__ = ["concat", "differentiate", "needs_grad", "refuse_grad", "run"]
 
 
 def run(functional: Functional, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -44,6 +44,8 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
         @staticmethod
         def forward(ctx: Any, kwargs: dict[str, Any], *args: Any) -> Any:
             outputs = declaration.forward_outputs(args, kwargs)
+            if declaration.residuals:
+                ctx.mark_non_differentiable(*declaration.residual_outputs(outputs))
             ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             ctx.others = [None if isinstance(a, torch.Tensor) else a for a in args]
             ctx.output_count = len(outputs)
@@ -57,20 +59,29 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
             inputs = list(ctx.others)
             for position, tensor in zip(ctx.tensor_positions, saved[:count]):
                 inputs[position] = tensor
-            gradients = declaration.gradients(tuple(inputs), tuple(saved[count:]), grads)
+            visible = grads[: declaration.visible]  # the residuals get none
+            gradients = declaration.gradients(tuple(inputs), tuple(saved[count:]), visible)
             return (None, *gradients)
 
     KernelFunction.__name__ = KernelFunction.__qualname__ = f"{declaration.name}_function"
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        if torch.is_grad_enabled() and any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args
-        ):
-            return KernelFunction.apply(kwargs, *args)  # type: ignore[no-untyped-call]
-        outputs = declaration.forward_outputs(args, kwargs)
-        return outputs[0] if len(outputs) == 1 else outputs
+        if needs_grad(args, {}):
+            result = KernelFunction.apply(kwargs, *args)  # type: ignore[no-untyped-call]
+            return declaration.shown(result if isinstance(result, tuple) else (result,))
+        return declaration.shown(declaration.forward_outputs(args, kwargs))
 
     return call
+
+
+def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether grad mode is on and a tensor among the arguments requires grad."""
+    if not _grad_enabled():
+        return False
+    for argument in args:
+        if isinstance(argument, _Tensor) and argument.requires_grad:
+            return True
+    return any(isinstance(a, _Tensor) and a.requires_grad for a in kwargs.values())
 
 
 def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:

@@ -18,6 +18,7 @@ import torch
 
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import InPlace, install
+from nt_torch import autograd
 from nt_torch.adapter import TorchAdapter
 
 
@@ -33,13 +34,16 @@ class TorchFramework(InPlace):
         """The adapter's description of a ``torch.Tensor``."""
         return self._adapter.describe(tensor)
 
-    def empty(self, like: Any, shape: Sequence[int]) -> Any:
-        """``torch.empty`` with ``like``'s dtype and device."""
-        return torch.empty(tuple(shape), dtype=like.dtype, device=like.device)
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """``torch.empty`` with ``like``'s dtype (or ``dtype``) and device."""
+        kind = getattr(torch, dtype) if dtype else like.dtype
+        return torch.empty(tuple(shape), dtype=kind, device=like.device)
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""
         return tensor.reshape(tuple(shape))
+
+    needs_grad = staticmethod(autograd.needs_grad)
 
 
 framework = TorchFramework()

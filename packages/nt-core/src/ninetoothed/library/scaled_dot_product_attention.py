@@ -62,6 +62,26 @@ def arrangement(
     return q_arranged, arrange_k_or_v(k), arrange_k_or_v(v), scale, causal, arrange_q_or_o(o)
 
 
+def arrangement_with_lse(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    scale: Tensor,
+    causal: Tensor,
+    o: Tensor,
+    lse: Tensor,
+    gqa: bool = False,
+    BLOCK_SIZE_M: Symbol = block_size(64, 128),
+    BLOCK_SIZE_N: Symbol = block_size(32, 128),
+) -> tuple[Tensor, ...]:
+    """:func:`arrangement`, plus the (batch, heads, queries) log-sum-exp ``lse`` in
+    blocks of ``BLOCK_SIZE_M`` rows beside the output's."""
+    arranged = arrangement(q, k, v, scale, causal, o, gqa, BLOCK_SIZE_M, BLOCK_SIZE_N)
+    lse_arranged = lse.unsqueeze(3).tile((1, 1, BLOCK_SIZE_M, 1))
+    lse_arranged.dtype = lse_arranged.dtype.squeeze((0, 1, 3))
+    return (*arranged, lse_arranged)
+
+
 def attend(
     q: Tile,
     k: Tile,
@@ -95,12 +115,20 @@ def attend(
         m_i = m_ij
 
 
-def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -> None:
-    """One block of query rows against every key block it sees."""
-    q_scaled = (q * (scale * LOG2_E)).to(q.dtype)
-    acc = ntl.zeros((q.shape[-2], q.shape[-1]), dtype=ntl.float32)
-    l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
-    m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+def online_softmax(
+    q: Tile,
+    q_block: Tile,
+    k: Tile,
+    v: Tile,
+    scale: Tile,
+    causal: Tile,
+    acc: Tile,
+    l_i: Tile,
+    m_i: Tile,
+) -> None:
+    """Fold every key block the query rows see into ``acc``, ``l_i`` and ``m_i`` (the
+    caller's: the helper is inlined); ``q_block`` is ``q`` loaded."""
+    q_scaled = (q_block * (scale * LOG2_E)).to(q.dtype)
     length = k.source.shape[-2]
     # The query rows' positions, a column: the block's first row plus an arange.
     # The minimum of ``offsets`` is that first row whether ``offsets`` is the
@@ -114,17 +142,45 @@ def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -
         end = ntl.cdiv(length, k.dtype.shape[0])
     attend(q_scaled, k, v, acc, l_i, m_i, 0, unmasked, False, causal, rows, length)
     attend(q_scaled, k, v, acc, l_i, m_i, unmasked, end, True, causal, rows, length)
+
+
+def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -> None:
+    """One block of query rows against every key block it sees."""
+    q_block = q
+    # Shaped like the loaded block: a head dimension that is no power of two is padded.
+    acc = ntl.zeros_like(q_block).to(ntl.float32)
+    l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
+    m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
     o = acc / l_i[:, None]  # noqa: F841
 
 
+def application_with_lse(
+    q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile, lse: Tile
+) -> None:
+    """:func:`application`, also writing each row's log-sum-exp of its scores (base 2,
+    of the scores scaled by ``scale * log2(e)``), from which the backward
+    recomputes the probabilities."""
+    q_block = q
+    # Shaped like the loaded block: a head dimension that is no power of two is padded.
+    acc = ntl.zeros_like(q_block).to(ntl.float32)
+    l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
+    m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
+    online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
+    o = acc / l_i[:, None]  # noqa: F841
+    lse = m_i + ntl.log2(l_i)  # noqa: F841
+
+
 def premake(
-    gqa: bool = False, few_queries: bool = False, head_bound: int = MAX_HEAD_DIM
+    gqa: bool = False, few_queries: bool = False, head_bound: int = MAX_HEAD_DIM, lse: bool = False
 ) -> Premade:
     """The kernel for query and key/value heads (``gqa``: fewer key/value heads);
     ``few_queries`` (at most 16, as when decoding) takes the smallest query block
     and a fixed configuration, which a growing key cache does not tune again.
     ``head_bound`` bounds the head dimension: the tuning space is sized at it, so a
-    kernel for heads of 64 may try the 128 x 128 blocks that heads of 256 cannot."""
+    kernel for heads of 64 may try the 128 x 128 blocks that heads of 256 cannot.
+    ``lse`` adds a float32 (batch, heads, queries) output, the rows' log-sum-exp,
+    for the backward (:mod:`~ninetoothed.library.scaled_dot_product_attention_backward`)."""
     head = {"constexpr": True, "upper_bound": head_bound}
     tensors = tuple(Tensor(4, shape_options=(None, None, None, head)) for _ in "qkv")
     tensors += (
@@ -141,5 +197,9 @@ def premake(
         # dimension at its bound (256); 16 x 64 does not (the GPU refused to make it).
         blocks = {"BLOCK_SIZE_M": block_size(16, 16), "BLOCK_SIZE_N": block_size(32, 32)}
         options = {"num_warps": 4, "num_stages": 3}
+    if lse:
+        tensors += (Tensor(3),)
+        arranged = functools.partial(arrangement_with_lse, gqa=gqa, **blocks)
+        return Premade(arranged, application_with_lse, tensors, options)
     arranged = functools.partial(arrangement, gqa=gqa, **blocks)
     return Premade(arranged, application, tensors, options)

@@ -38,6 +38,8 @@ class Premade(NamedTuple):
     tensors: tuple[Tensor, ...]
     options: dict[str, Any] = {}
     """``make``'s options (``num_warps``, ``max_num_configs`` …)."""
+    name: str | None = None
+    """The kernel's name; the module's by default."""
 
 
 def constexpr_at(ndim: int, dim: int = -1, **options: Any) -> tuple[dict[str, Any] | None, ...]:

@@ -6,7 +6,9 @@ outputs to allocate; a framework's hook
 (:class:`~ninetoothed.library.frontend.framework.Framework`) does the
 allocation and runs the kernel in its convention.  ``nt_torch.ops``,
 ``nt_paddle.ops`` and ``nt_jax.ops`` are these ops bound to their framework
-by :func:`install`.
+by :func:`install`; those with a backward
+(:mod:`~ninetoothed.library.frontend.differentiation`) are recorded for the
+framework's autodiff when their inputs need gradients.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from ninetoothed.library.frontend import attention, elementwise, matmul, pooling, rows
+from ninetoothed.library.frontend.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.frontend.framework import Framework, InPlace
 
-__all__ = ["OPERATIONS", "Framework", "InPlace", "bind", "install"]
+__all__ = ["GRADIENTS", "OPERATIONS", "Framework", "InPlace", "bind", "install"]
 
 OPERATIONS: dict[str, Callable[..., Any]] = {
     "add": elementwise.add,
@@ -41,16 +44,20 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
 
 def bind(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
     """``operation`` for one framework: its signature and documentation without the
-    framework argument."""
-
-    @functools.wraps(operation)
-    def op(*args: Any, **kwargs: Any) -> Any:
-        return operation(framework, *args, **kwargs)
-
+    framework argument; differentiable when it has a backward (:data:`GRADIENTS`)."""
+    op = differentiated(operation.__name__, operation, framework) or _plain(operation, framework)
     signature = inspect.signature(operation)
     parameters = list(signature.parameters.values())[1:]
     op.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     op.__module__ = framework_module(framework)
+    return op
+
+
+def _plain(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
+    @functools.wraps(operation)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        return operation(framework, *args, **kwargs)
+
     return op
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import rotary_position_embedding as rope_kernel
 from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
+from ninetoothed.library import scaled_dot_product_attention_backward as backward_kernel
 from ninetoothed.library.frontend import common
 from ninetoothed.library.frontend.framework import Framework
 from ninetoothed.library.frontend.kernels import kernel
@@ -35,6 +36,41 @@ def scaled_dot_product_attention(
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
     any strides.
     """
+    found, scale, shape = _sdpa(framework, query, key, value, is_causal, scale, enable_gqa)
+    arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, shape)]
+    return framework.run(found, arguments, [5])[0]
+
+
+def scaled_dot_product_attention_with_lse(
+    framework: Framework,
+    query: Any,
+    key: Any,
+    value: Any,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> tuple[Any, Any]:
+    """:func:`scaled_dot_product_attention` and each query row's log-sum-exp, a float32
+    (B, H, Lq) tensor (base 2, of the scores times ``scale * log2(e)``): what its
+    backward recomputes the probabilities from."""
+    found, scale, shape = _sdpa(framework, query, key, value, is_causal, scale, enable_gqa, True)
+    lse = framework.empty(query, shape[:3], "float32")
+    arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, shape), lse]
+    output, lse = framework.run(found, arguments, [5, 6])
+    return output, lse
+
+
+def _sdpa(
+    framework: Framework,
+    query: Any,
+    key: Any,
+    value: Any,
+    is_causal: bool,
+    scale: float | None,
+    enable_gqa: bool,
+    lse: bool = False,
+) -> tuple[Any, float, tuple[int, int, int, int]]:
+    """Check the arguments; the kernel, the scale and the output's shape."""
     op = "scaled_dot_product_attention"
     infos = common.describe(framework, op, query=query, key=key, value=value)
     for name, info in infos.items():
@@ -53,11 +89,67 @@ def scaled_dot_product_attention(
         raise LaunchError(f"{op}: the head dimension must be from 16 to 256, got {d}")
     # One kernel per power-of-two bound of the head dimension (16 … 256): its
     # tuning space is sized for the heads it gets, not for the largest.
-    bound = 1 << (d - 1).bit_length()
-    found = kernel(sdpa_kernel, gqa=h_kv != h, few_queries=lq <= FEW_QUERIES, head_bound=bound)
+    variant = {"gqa": h_kv != h, "few_queries": lq <= FEW_QUERIES, "head_bound": _bound(d)}
+    found = kernel(sdpa_kernel, **variant, **({"lse": True} if lse else {}))
+    return found, 1 / math.sqrt(d) if scale is None else float(scale), (b, h, lq, d)
+
+
+def _bound(head: int) -> int:
+    """The power of two at or above ``head``."""
+    return 1 << (head - 1).bit_length()
+
+
+def scaled_dot_product_attention_backward(
+    framework: Framework,
+    query: Any,
+    key: Any,
+    value: Any,
+    output: Any,
+    lse: Any,
+    grad: Any,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> tuple[Any, Any, Any]:
+    """The gradients ``(dq, dk, dv)`` of :func:`scaled_dot_product_attention` given the
+    gradient ``grad`` of its ``output``, FlashAttention-2's way, from the
+    forward's ``lse`` (:func:`scaled_dot_product_attention_with_lse`).
+
+    Three kernels (:mod:`~ninetoothed.library.scaled_dot_product_attention_backward`):
+    ``delta = rowsum(grad * output)``, then ``dk, dv`` per key block and ``dq``
+    per query block.  With grouped heads, ``dk`` and ``dv`` are computed per
+    query head and summed over each group.
+    """
+    (b, h, lq, d), (_, h_kv, lk, _) = _shape(framework, query), _shape(framework, key)
     scale = 1 / math.sqrt(d) if scale is None else float(scale)
-    arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, (b, h, lq, d))]
-    return framework.run(found, arguments, [5])[0]
+    causal = bool(is_causal)
+    variant = {"gqa": h_kv != h, "head_bound": _bound(d)}
+    delta = framework.empty(query, (b, h, lq), "float32")
+    (delta,) = framework.run(
+        kernel(backward_kernel, part="delta", head_bound=_bound(d)), [output, grad, delta], [2]
+    )
+    common_arguments = [query, key, value, scale, causal, grad, lse, delta]
+    dk, dv = framework.run(
+        kernel(backward_kernel, part="dk_dv", **variant),
+        [
+            *common_arguments,
+            framework.empty(query, (b, h, lk, d)),
+            framework.empty(query, (b, h, lk, d)),
+        ],
+        [8, 9],
+    )
+    (dq,) = framework.run(
+        kernel(backward_kernel, part="dq", **variant),
+        [*common_arguments, framework.empty(query, (b, h, lq, d))],
+        [8],
+    )
+    if h_kv != h:  # per query head -> per key/value head
+        grouped = (b, h_kv, h // h_kv, lk, d)
+        dk, dv = (framework.reshape(t, grouped).sum(2) for t in (dk, dv))
+    return dq, dk, dv
+
+
+def _shape(framework: Framework, tensor: Any) -> tuple[int, ...]:
+    return tuple(framework.describe(tensor).shape)
 
 
 def rotary_position_embedding(

@@ -25,15 +25,20 @@ class Framework(Protocol):
     def describe(self, tensor: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer."""
 
-    def empty(self, like: Any, shape: Sequence[int]) -> Any:
-        """A new row-major output of ``shape`` with ``like``'s dtype and device (for a
-        functional framework, whatever its kernels take for an output)."""
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """A new row-major output of ``shape`` with ``like``'s dtype (or ``dtype``, a
+        name such as ``"float32"``) and device (for a functional framework, whatever
+        its kernels take for an output)."""
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor`` with a new shape (a view where the framework has views)."""
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel`` on ``arguments``; return the outputs at those positions."""
+
+    def needs_grad(self, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+        """Whether an op called on these arguments must be recorded for the framework's
+        autodiff (cheap: it runs on every call of an op that has a backward)."""
 
 
 class InPlace:

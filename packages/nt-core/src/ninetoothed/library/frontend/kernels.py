@@ -52,14 +52,11 @@ def kernel(module: ModuleType, **variant: Any) -> Kernel:
             arrangement = functools.partial(
                 arrangement, **dict.fromkeys(_blocks(arrangement), pinned)
             )
-        name = module.__name__.rsplit(".", 1)[-1]
-        found = make(
-            arrangement,
-            premade.application,
-            premade.tensors,
-            name=name,
-            **_options(premade.options),
-        )
+        name = premade.name or module.__name__.rsplit(".", 1)[-1]
+        options = _options(premade.options)
+        if pinned is not None:  # the pinned sizes replace any configurations given
+            options.pop("configs", None)
+        found = make(arrangement, premade.application, premade.tensors, name=name, **options)
         _KERNELS[key] = found
     return found
 
@@ -81,10 +78,14 @@ def _blocks(arrangement: Any) -> list[str]:
 def _options(options: dict[str, Any]) -> dict[str, Any]:
     """``make``'s options; a limit on the configurations tried is for a GPU's tuning
     only (Triton's interpreter tries two: the code generator's own default), and
-    ``NINETOOTHED_MAX_NUM_CONFIGS``, when set, lowers it (the GPU tests set 1)."""
+    ``NINETOOTHED_MAX_NUM_CONFIGS``, when set, lowers it, or shortens a given list of
+    ``configs`` (the GPU tests set 1)."""
     if os.environ.get("TRITON_INTERPRET", "0").lower() in ("1", "true", "on", "yes"):
         return {k: v for k, v in options.items() if k != "max_num_configs"}
     configured = os.environ.get("NINETOOTHED_MAX_NUM_CONFIGS", "")
-    if "max_num_configs" in options and configured.isdigit():
-        return {**options, "max_num_configs": min(options["max_num_configs"], int(configured))}
+    options = dict(options)
+    if configured.isdigit() and "max_num_configs" in options:
+        options["max_num_configs"] = min(options["max_num_configs"], int(configured))
+    if configured.isdigit() and "configs" in options:  # a given list: its first ones
+        options["configs"] = options["configs"][: max(1, int(configured))]
     return options
