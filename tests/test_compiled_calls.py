@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import torch
+from support.blocks import block, reference
 from support.stub_gpu import stubbed_gpu
 from support.tutorial import add
 from support.tutorial import differentiable as examples
@@ -63,20 +64,6 @@ def _assert_one_graph(function: Any, *args: Any) -> None:
     assert sum(counters["graph_break"].values()) == 0, dict(counters["graph_break"])
     explanation = torch._dynamo.explain(function)(*args)
     assert (explanation.graph_count, explanation.graph_break_count) == (1, 0)
-
-
-def block(x: torch.Tensor, weight: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """rms_norm -> mm -> silu -> add, the library's ops only."""
-    h = ops.rms_norm(x, weight)
-    h = ops.mm(h, b)
-    h = ops.silu(h)
-    return ops.add(h, x)
-
-
-def reference(x: torch.Tensor, weight: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    x, weight, b = x.double(), weight.double(), b.double()
-    h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
-    return torch.nn.functional.silu(h @ b) + x
 
 
 def _inputs(rows: int = 40, columns: int = 48) -> tuple[torch.Tensor, ...]:
