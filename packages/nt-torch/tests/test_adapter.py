@@ -196,4 +196,5 @@ def test_cpu_tensors_to_a_gpu_launch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_device_names_are_cached() -> None:
     assert adapter_module._device_name(torch.device("cpu")) == "cpu"
-    assert adapter_module._device_name.cache_info().currsize >= 1
+    assert adapter_module._DEVICE_NAMES[torch.device("cpu")] == "cpu"
+    assert adapter_module._device_name(torch.device("cuda", 1)) == "cuda:1"

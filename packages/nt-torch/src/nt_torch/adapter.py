@@ -34,13 +34,15 @@ class TorchAdapter(Adapter):
     gpu_hint = "move them to CUDA"
 
     def describe(self, obj: Any) -> TensorInfo:
-        """Shape, strides (elements), dtype name, device and data pointer."""
+        """Shape, strides (elements), dtype name, device and data pointer (0 while Dynamo
+        traces: a traced tensor has no data, and the library's ops that describe it
+        while traced never read the pointer)."""
         return TensorInfo(
             tuple(obj.shape),
             obj.stride(),
             name_of(obj.dtype),
             _device_name(obj.device),
-            obj.data_ptr(),
+            0 if _is_compiling() else obj.data_ptr(),
         )
 
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -122,7 +124,15 @@ def _reads(fastpath: Any) -> Any:
     return _READS[0]
 
 
-@functools.cache
+_DEVICE_NAMES: dict[torch.device, str] = {}
+
+
 def _device_name(device: torch.device) -> str:
-    """``"cpu"`` or ``"cuda:N"`` (cached: this runs on every call)."""
-    return f"cuda:{device.index}" if device.type == "cuda" else str(device)
+    """``"cpu"`` or ``"cuda:N"`` (remembered: this runs on every call; a dict rather
+    than ``functools.cache``, which Dynamo warns about when it traces a call)."""
+    name = _DEVICE_NAMES.get(device)
+    if name is None:
+        name = _DEVICE_NAMES[device] = (
+            f"cuda:{device.index}" if device.type == "cuda" else str(device)
+        )
+    return name

@@ -39,9 +39,11 @@ from typing import Any
 
 import torch
 
+from ninetoothed import plugins
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.make import Kernel
+from nt_torch import runtime
 
 __all__ = ["TorchOperator", "custom_op", "schema_of"]
 
@@ -135,7 +137,7 @@ def _register(namespace: str, op_name: str, kernel: Kernel, launch: Launch) -> T
         library = _libraries[namespace] = torch.library.Library(namespace, "FRAGMENT")  # type: ignore[no-untyped-call]
     library.define(schema)  # type: ignore[no-untyped-call]
     qualified = f"{namespace}::{op_name}"
-    library.impl(op_name, _implementation(launch), "CompositeExplicitAutograd")  # type: ignore[no-untyped-call]
+    library.impl(op_name, _implementation(kernel), "CompositeExplicitAutograd")  # type: ignore[no-untyped-call]
     torch.library.register_fake(qualified, _fake(kernel), lib=library)
     from nt_torch import vmap
 
@@ -144,9 +146,18 @@ def _register(namespace: str, op_name: str, kernel: Kernel, launch: Launch) -> T
     return TorchOperator(qualified, kernel, op, mutated)
 
 
-def _implementation(launch: Launch) -> Callable[..., None]:
+def _implementation(kernel: Kernel) -> Callable[..., None]:
+    """The operator's implementation: the kernel's fast path (:mod:`nt_torch.runtime`),
+    made on the first call (the adapter comes from its tensors)."""
+    launch: runtime.Launch | None = None
+
     def implementation(*args: Any, **kwargs: Any) -> None:
-        launch(*args, **{key: value for key, value in kwargs.items() if value is not None})
+        nonlocal launch
+        if launch is None:
+            launch = runtime.launcher(plugins.adapter_for_arguments(args), kernel.generated)
+        if kwargs:
+            kwargs = {key: value for key, value in kwargs.items() if value is not None}
+        launch(*args, **kwargs)
 
     return implementation
 

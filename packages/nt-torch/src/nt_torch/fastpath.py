@@ -25,6 +25,14 @@ import torch
 
 from nt_triton.launch.fastpath import HostReads
 
+KEY_READS = ("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()")
+"""What keys a plan, per tensor."""
+
+MISS_WHEN = (torch.is_grad_enabled, "{}.requires_grad")
+"""A tensor that needs a gradient misses while grad mode is on, so the adapter refuses
+it instead of detaching it, even where a call under ``no_grad`` made a plan for the
+same tensors."""
+
 
 def _make_guard(tensors: Sequence[Any]) -> Callable[..., bool]:
     from torch._C._dynamo import guards
@@ -92,9 +100,8 @@ def host_reads() -> HostReads:
     multi = torch.cuda.device_count() > 1
     return HostReads(
         pointer_read="{}.data_ptr()",
-        # requires_grad: a tensor that needs a gradient must miss, so the adapter
-        # refuses it (or its custom operator records it) instead of detaching it.
-        key_reads=("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()", "{}.requires_grad"),
+        key_reads=KEY_READS,
+        miss_when=MISS_WHEN,
         device_of=lambda tensor: tensor.get_device(),
         raw_stream=torch._C._cuda_getCurrentRawStream,
         current_device=torch._C._cuda_getDevice if multi else None,

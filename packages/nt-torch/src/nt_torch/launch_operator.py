@@ -19,12 +19,14 @@ parameter order and the call goes to the adapter's eager launch.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import torch
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel
+from nt_torch import runtime
 
 __all__ = ["call"]
 
@@ -78,33 +80,58 @@ def _number(adapter: Any, kernel: GeneratedKernel) -> str:
     return number
 
 
-def _registered(number: str, tensors: list[Any]) -> tuple[GeneratedKernel, Any]:
-    """The kernel loaded from ``number`` and the adapter of its tensors (eager, at launch)."""
-    from ninetoothed import plugins
-    from nt_triton.kernel import LOADED
+class _Entry(NamedTuple):
+    """What the operator's implementation keeps per kernel (found once, by its key)."""
 
-    entry = (LOADED[number], plugins.adapter_for(tensors[0]))
-    _kernels[number] = entry
+    kernel: GeneratedKernel
+    adapter: Any
+    launch: runtime.Launch
+    """The fast path's launch (:func:`nt_torch.runtime.launcher`)."""
+    order: Callable[[Sequence[Any]], tuple[Any, ...]]
+    """``inputs + outputs + scalars`` -> the arguments in parameter order."""
+
+
+_entries: dict[str, _Entry] = {}
+
+
+def _entry(number: str, tensors: list[Any]) -> _Entry:
+    """The kernel loaded from ``number`` and the adapter of its tensors (once per kernel).
+
+    A kernel first met while tracing was not registered (:func:`_number`): it
+    is found through nt-triton's registry of loaded kernels.
+    """
+    registered = _kernels.get(number)
+    if registered is None:
+        from ninetoothed import plugins
+        from nt_triton.kernel import LOADED
+
+        registered = _kernels[number] = (LOADED[number], plugins.adapter_for(tensors[0]))
+    kernel, adapter = registered
+    written = kernel.outputs
+    parameters = kernel.spec.parameters
+    streams = (
+        [p.name for p in parameters if not p.is_scalar and p.name not in written]
+        + [p.name for p in parameters if not p.is_scalar and p.name in written]
+        + [p.name for p in parameters if p.is_scalar]
+    )
+    position = {name: index for index, name in enumerate(streams)}
+    order = runtime.reorder([position[p.name] for p in parameters])
+    entry = _entries[number] = _Entry(kernel, adapter, runtime.launcher(adapter, kernel), order)
     return entry
 
 
 def _arguments(
     number: str, inputs: list[Any], outputs: list[Any], scalars: list[Any]
-) -> tuple[GeneratedKernel, Any, list[Any]]:
-    """The kernel, its adapter, and the arguments back in parameter order."""
-    entry = _kernels.get(number)
-    kernel, adapter = entry if entry is not None else _registered(number, [*inputs, *outputs])
-    written = kernel.outputs
-    streams = {"scalar": iter(scalars), "output": iter(outputs), "input": iter(inputs)}
-    ordered = []
-    for parameter in kernel.spec.parameters:
-        if parameter.is_scalar:
-            ordered.append(next(streams["scalar"]))
-        elif parameter.name in written:
-            ordered.append(next(streams["output"]))
-        else:
-            ordered.append(next(streams["input"]))
-    return kernel, adapter, ordered
+) -> tuple[_Entry, tuple[Any, ...]]:
+    """The kernel's entry and the arguments back in parameter order."""
+    entry = _entries.get(number) or _entry(number, [*inputs, *outputs])
+    items = inputs + outputs + scalars
+    if len(items) != len(entry.kernel.spec.parameters):
+        raise LaunchError(
+            f"{entry.kernel.spec.name} takes {len(entry.kernel.spec.parameters)} arguments, "
+            f"ninetoothed::launch got {len(items)}"
+        )
+    return entry, entry.order(items)
 
 
 def _launch(
@@ -115,8 +142,12 @@ def _launch(
     symbols: list[str],
     values: list[Any],
 ) -> None:
-    kernel, adapter, ordered = _arguments(number, inputs, outputs, scalars)
-    adapter.launch_eagerly(kernel, tuple(ordered), dict(zip(symbols, values)))
+    """The implementation: two dict lookups and the fast path's launch (see :mod:`runtime`)."""
+    entry, ordered = _arguments(number, inputs, outputs, scalars)
+    if symbols:
+        entry.launch(*ordered, **dict(zip(symbols, values)))
+    else:
+        entry.launch(*ordered)
 
 
 def _fake(*args: Any) -> None:
@@ -129,15 +160,17 @@ def _vmap(info: Any, in_dims: tuple[Any, ...], *operands: Any) -> Any:
     from nt_torch import vmap
 
     number, inputs, outputs, scalars, symbols, values = operands
-    kernel, adapter, ordered = _arguments(number, inputs, outputs, scalars)
-    _, _, dims = _arguments(
-        number, _dims(in_dims[1], inputs), _dims(in_dims[2], outputs), [None] * len(scalars)
-    )
+    entry, ordered = _arguments(number, inputs, outputs, scalars)
+    none = [None] * len(scalars)
+    dims = entry.order(_dims(in_dims[1], inputs) + _dims(in_dims[2], outputs) + none)
+    kernel, adapter = entry.kernel, entry.adapter
 
     def launch(*args: Any, **kwargs: Any) -> None:
         adapter.launch_eagerly(kernel, args, kwargs)
 
-    vmap.batched_launch(kernel, launch, info.batch_size, dims, ordered, dict(zip(symbols, values)))
+    vmap.batched_launch(
+        kernel, launch, info.batch_size, list(dims), list(ordered), dict(zip(symbols, values))
+    )
     return None, None
 
 

@@ -17,9 +17,12 @@ from typing import Any
 import torch
 
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.library.frontend import InPlace, install
+from ninetoothed.library.frontend import InPlace, install, kernels
 from nt_torch import autograd
 from nt_torch.adapter import TorchAdapter
+
+# Under torch.compile the ops' kernel lookup (and making a new variant) runs untraced.
+torch.compiler.assume_constant_result(kernels.variant_name)  # type: ignore[no-untyped-call]
 
 
 class TorchFramework(InPlace):

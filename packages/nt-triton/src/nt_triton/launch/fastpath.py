@@ -95,6 +95,12 @@ class HostReads:
     ``torch.func``): such calls take the miss path, where the adapter routes
     them (a custom operator); None: never."""
 
+    miss_when: tuple[Callable[[], bool], str] | None = None
+    """``(mode, read)``: while ``mode()`` is true, a call where ``read`` (on one tensor,
+    ``{}`` standing for it) is true of any tensor goes to the miss path whatever its
+    plan (PyTorch: grad mode on and a tensor that requires grad, which the adapter
+    refuses; under ``no_grad`` the same tensors launch from their plan)."""
+
     timer: Callable[[Callable[[], None], int], list[float]] | None = None
     """``timer(run, count)``: milliseconds of each of ``count`` runs on the device
     (tuning measures with it)."""
@@ -138,28 +144,47 @@ class FastLauncher:
             i for i in self._scalar_positions
             if checks[i].name in by_name and by_name[checks[i].name].constexpr
         )  # fmt: skip
+        self._loaded: dict[Any, compiled.Loaded] = {}
+        namespace = self._generate(self._missed, traced=True)
+        self.source: str = namespace["source"]
+        """The generated hot function's source (for reading and debugging)."""
+        self.call: Callable[..., Any] = namespace["call"]
+        self.key: Callable[[tuple[Any, ...], dict[str, Any]], Any] = namespace["key"]
+
+    def hot(self, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
+        """Another hot function over the same plans, for callers that validate misses
+        themselves: ``miss(args, kwargs)`` gets its misses, and it never asks whether
+        the framework traces (a custom operator's implementation runs the launch the
+        trace recorded).  Generated per call of this method: keep it."""
+        function: Callable[..., Any] = self._generate(miss, traced=False)["call"]
+        return function
+
+    def _generate(
+        self, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any], *, traced: bool
+    ) -> dict[str, Any]:
+        """The namespace of the generated ``call`` and ``key`` (with their ``source``)."""
+        reads = self.reads
         source = hot_source(
-            len(checks), self._tensor_positions, self._scalar_positions, reads,
-            multi_device=reads.current_device is not None, by_value=self._by_value,
+            len(self.kernel.spec.call_checks), self._tensor_positions, self._scalar_positions,
+            reads, multi_device=reads.current_device is not None, by_value=self._by_value,
+            traced=traced,
         )  # fmt: skip
         namespace: dict[str, Any] = {
             "plans": self.plans,
             "mru": self.mru,
-            "miss": self._missed,
+            "miss": miss,
             "stream": reads.raw_stream,
             "current_device": reads.current_device,
             "switched": self._switched,
             "scalar_class": compiled.int_class,
             "scalar_value": _scalar_value,
             "traced": reads.traced,
+            "miss_mode": reads.miss_when[0] if reads.miss_when else None,
         }
-        name = f"<ninetoothed fast path of {kernel.spec.name}>"
+        name = f"<ninetoothed fast path of {self.kernel.spec.name}>"
         exec(compile(source, name, "exec"), namespace)  # noqa: S102
-        self.source = source
-        """The generated hot function's source (for reading and debugging)."""
-        self.call: Callable[..., Any] = namespace["call"]
-        self.key: Callable[[tuple[Any, ...], dict[str, Any]], Any] = namespace["key"]
-        self._loaded: dict[Any, compiled.Loaded] = {}
+        namespace["source"] = source
+        return namespace
 
     def _missed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.miss(args, kwargs)
@@ -446,6 +471,7 @@ def hot_source(
     *,
     multi_device: bool,
     by_value: frozenset[int] = frozenset(),
+    traced: bool = True,
 ) -> str:
     """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
 
@@ -453,7 +479,8 @@ def hot_source(
     position, each tensor's pointer and key facts read once, the most recent
     plan checked, else the dict; any exception goes to ``miss``.  Scalars
     are keyed by Triton's class (``int_class``), those in ``by_value``
-    (constexprs) by value.
+    (constexprs) by value.  ``traced``: calls made while the framework traces
+    (``reads.traced``) go to ``miss``; False leaves that check out.
     """
     names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
     unpack = ", ".join(names) + ("," if count == 1 else "")
@@ -477,7 +504,7 @@ def hot_source(
     guard_check = f"not plan[0]({tensor_args})" if tensors else "False"
     scalar_check = " or classes != plan[5]" if scalars else ""
     body = ["def call(*args, **kwargs):"]
-    if reads.traced is not None:
+    if traced and reads.traced is not None:
         body += ["    if traced():", "        return miss(args, kwargs)"]
     body += [
         "    try:",
@@ -494,6 +521,10 @@ def hot_source(
         "    except Exception:",
         "        return miss(args, kwargs)",
     ]
+    if reads.miss_when is not None and tensors:
+        read = reads.miss_when[1]
+        tested = " or ".join(read.format(names[t]) for t in tensors)
+        body += [f"    if miss_mode() and ({tested}):", "        return miss(args, kwargs)"]
     if multi_device:
         body += [
             "    device = plan[4]",

@@ -28,6 +28,14 @@ from ninetoothed.symbol import Symbol
 
 _PINNED: ContextVar[int | None] = ContextVar("ninetoothed_library_pinned", default=None)
 _KERNELS: dict[tuple[Any, ...], Kernel] = {}
+_NAMES: dict[tuple[Any, ...], str] = {}
+
+
+class _Made:
+    """The kernels made so far, one attribute each (named by :func:`variant_name`)."""
+
+
+_MADE = _Made()
 
 
 @contextlib.contextmanager
@@ -42,23 +50,42 @@ def pinned_block_sizes(size: int) -> Iterator[None]:
 
 def kernel(module: ModuleType, **variant: Any) -> Kernel:
     """The kernel of ``module`` for ``variant`` (``premake``'s arguments), made once."""
-    pinned = _PINNED.get()
-    key = (module.__name__, tuple(sorted(variant.items())), pinned)
-    found = _KERNELS.get(key)
-    if found is None:
-        premade = module.premake(**variant)
-        arrangement = premade.arrangement
-        if pinned is not None:
-            arrangement = functools.partial(
-                arrangement, **dict.fromkeys(_blocks(arrangement), pinned)
-            )
-        name = premade.name or module.__name__.rsplit(".", 1)[-1]
-        options = _options(premade.options)
-        if pinned is not None:  # the pinned sizes replace any configurations given
-            options.pop("configs", None)
-        found = make(arrangement, premade.application, premade.tensors, name=name, **options)
+    return getattr(_MADE, variant_name(module, tuple(sorted(variant.items()))))  # type: ignore[no-any-return]
+
+
+def variant_name(module: ModuleType, variant: tuple[tuple[str, Any], ...]) -> str:
+    """Make the kernel of ``module`` for ``variant`` if it is new; return the name it is
+    kept under (an attribute of :data:`_MADE`).
+
+    For compilers that trace the ops (``torch.compile``), this is a pure function of
+    its arguments and the pinned block size: ``nt_torch.ops`` marks it with
+    ``torch.compiler.assume_constant_result``, so Dynamo calls it while tracing
+    (making a new kernel there, untraced) and takes the name as a constant.  The
+    kernel is then read by attribute, which Dynamo reads afresh each time; a dict
+    read in a trace is a snapshot that would lack a kernel made later in the same
+    trace.  (A block size pinned after a function was compiled does not recompile it.)
+    """
+    key = (module.__name__, variant, _PINNED.get())
+    name = _NAMES.get(key)
+    if name is None:
+        found = _make(module, dict(variant), key[2])
+        name = f"kernel_{len(_NAMES)}"
+        setattr(_MADE, name, found)
         _KERNELS[key] = found
-    return found
+        _NAMES[key] = name
+    return name
+
+
+def _make(module: ModuleType, variant: dict[str, Any], pinned: int | None) -> Kernel:
+    premade = module.premake(**variant)
+    arrangement = premade.arrangement
+    if pinned is not None:
+        arrangement = functools.partial(arrangement, **dict.fromkeys(_blocks(arrangement), pinned))
+    name = premade.name or module.__name__.rsplit(".", 1)[-1]
+    options = _options(premade.options)
+    if pinned is not None:  # the pinned sizes replace any configurations given
+        options.pop("configs", None)
+    return make(arrangement, premade.application, premade.tensors, name=name, **options)
 
 
 def made(op: str | None = None) -> list[Kernel]:

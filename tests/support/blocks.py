@@ -1,0 +1,22 @@
+"""A small block of the library's ops and its float64 reference (tests and benchmarks)."""
+
+from __future__ import annotations
+
+import torch
+
+from nt_torch import ops
+
+
+def block(x: torch.Tensor, weight: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """rms_norm -> mm -> silu -> add, the library's ops only."""
+    h = ops.rms_norm(x, weight)
+    h = ops.mm(h, b)
+    h = ops.silu(h)
+    return ops.add(h, x)
+
+
+def reference(x: torch.Tensor, weight: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The block in float64 (``rms_norm``'s epsilon 1e-6)."""
+    x, weight, b = x.double(), weight.double(), b.double()
+    h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+    return torch.nn.functional.silu(h @ b) + x

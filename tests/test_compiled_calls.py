@@ -1,0 +1,193 @@
+"""The library's ops and user kernels inside ``torch.compile``, and what a compiled call costs.
+
+A compiled function calls each kernel through a custom operator
+(``ninetoothed::launch``, or one registered with ``nt_torch.custom_op``); its
+implementation must launch from the same cached plans as an eager call, not
+validate and describe the call again every time.  The cost tests run with
+:func:`support.stub_gpu.stubbed_gpu` (the GPU's fast path on CPU tensors,
+launches recorded instead of run); the results tests run under the
+interpreter (or, with ``NT_TEST_GPU=1``, on the GPU).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+from support.blocks import block, reference
+from support.stub_gpu import stubbed_gpu
+from support.tutorial import add
+from support.tutorial import differentiable as examples
+from torch._dynamo.utils import counters
+
+import ninetoothed
+import nt_torch
+from ninetoothed import Tensor
+from ninetoothed.adapter import Adapter
+from ninetoothed.errors import LaunchError
+from ninetoothed.library import pinned_block_sizes
+from nt_torch import ops
+from nt_triton.launch.fastpath import FastLauncher
+
+ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
+DEVICE = "cuda" if ON_GPU else "cpu"
+
+
+@pytest.fixture
+def poisoned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The ops' outputs start as NaN; on the CPU, blocks of 16 (several programs)."""
+    framework = ops.framework
+    monkeypatch.setattr(
+        framework,
+        "empty",
+        lambda like, shape: torch.full(
+            tuple(shape), float("nan"), dtype=like.dtype, device=like.device
+        ),
+    )
+    if ON_GPU:
+        yield
+        return
+    with pinned_block_sizes(16):
+        yield
+
+
+def _compiled(function: Any) -> Any:
+    torch._dynamo.reset()
+    counters.clear()
+    return torch.compile(function, fullgraph=True)
+
+
+def _assert_one_graph(function: Any, *args: Any) -> None:
+    assert sum(counters["graph_break"].values()) == 0, dict(counters["graph_break"])
+    explanation = torch._dynamo.explain(function)(*args)
+    assert (explanation.graph_count, explanation.graph_break_count) == (1, 0)
+
+
+def _inputs(rows: int = 40, columns: int = 48) -> tuple[torch.Tensor, ...]:
+    x = torch.randn(rows, columns, device=DEVICE)
+    weight = torch.randn(columns, device=DEVICE)
+    b = torch.randn(columns, columns, device=DEVICE) / columns**0.5
+    return x, weight, b
+
+
+def test_library_ops_compile_into_one_graph_and_match_eager(poisoned: None) -> None:
+    inputs = _inputs()  # 40 x 48 in blocks of 16: 3 x 3 programs for the matmul
+    expected = reference(*inputs).float()
+    compiled = _compiled(block)
+    torch.testing.assert_close(compiled(*inputs), expected, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(block(*inputs), expected, rtol=1e-4, atol=1e-4)
+    _assert_one_graph(block, *inputs)
+
+
+def mixed(x: torch.Tensor, y: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor) -> Any:
+    """More ops, a user kernel with a scalar, and torch ops between them."""
+    z = torch.full_like(x, float("nan"))
+    examples.scaled_add_kernel(x.flatten(), y.flatten(), 0.5, z.flatten())
+    normalised, total = ops.fused_add_rms_norm(z, residual, weight)
+    return ops.softmax(normalised * 2, dim=-1), total
+
+
+def test_ops_and_a_user_kernel_compile_into_one_graph(poisoned: None) -> None:
+    x, y, residual = (torch.randn(33, 20, device=DEVICE) for _ in range(3))
+    weight = torch.randn(20, device=DEVICE)
+    total = (x.double() + 0.5 * y.double()) + residual.double()
+    rms = torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + 1e-6)
+    expected = torch.softmax(total * rms * weight.double() * 2, -1)
+    compiled = _compiled(mixed)
+    for function in (compiled, mixed):
+        probabilities, summed = function(x, y, residual, weight)
+        torch.testing.assert_close(summed, total.float(), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(probabilities, expected.float(), rtol=1e-4, atol=1e-5)
+    _assert_one_graph(mixed, x, y, residual, weight)
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many calls were validated (bound and described) and how many made a plan."""
+    seen = {"bind": 0, "plan": 0}
+    bind, launch_bound = Adapter.bind, FastLauncher.launch_bound
+
+    def counted_bind(self: Adapter, *args: Any, **kwargs: Any) -> Any:
+        seen["bind"] += 1
+        return bind(self, *args, **kwargs)
+
+    def counted_plan(self: FastLauncher, *args: Any, **kwargs: Any) -> Any:
+        seen["plan"] += 1
+        return launch_bound(self, *args, **kwargs)
+
+    monkeypatch.setattr(Adapter, "bind", counted_bind)
+    monkeypatch.setattr(FastLauncher, "launch_bound", counted_plan)
+    return seen
+
+
+@pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors
+def test_compiled_calls_launch_from_cached_plans(counted: dict[str, int]) -> None:
+    x, weight, b = (t.half() for t in _inputs(64, 256))
+    with stubbed_gpu() as launches:
+        compiled = torch.compile(block, fullgraph=True)
+        compiled(x, weight, b)  # traces, then each launch misses once and makes its plan
+        assert counted["plan"] == 4
+        for _ in range(3):
+            counted.update(bind=0, plan=0)
+            launches.clear()
+            result = compiled(x, weight, b)
+            assert counted == {"bind": 0, "plan": 0}  # no validation, no describe: plans hit
+            assert [name for name, _ in launches] == ["rms_norm", "mm", "silu", "add"]
+            # The last launch writes the result: its pointer comes per call.
+            assert result.data_ptr() in launches[-1][1]
+        inputs = launches[0][1]
+        assert x.data_ptr() in inputs and weight.data_ptr() in inputs
+
+
+@pytest.mark.interpreter_only
+def test_a_registered_operator_launches_from_cached_plans(counted: dict[str, int]) -> None:
+    with stubbed_gpu() as launches:
+        kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1),) * 3)
+        operator = nt_torch.custom_op("nt_test_compiled::add", kernel)
+
+        def function(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            z = torch.empty_like(x)
+            operator(x, y, z)
+            return z
+
+        x, y = torch.randn(300), torch.randn(300)
+        compiled = torch.compile(function, fullgraph=True)
+        compiled(x, y)
+        counted.update(bind=0, plan=0)
+        launches.clear()
+        result = compiled(x, y)
+        assert counted == {"bind": 0, "plan": 0}
+        assert len(launches) == 1
+        assert launches[0][1][:3] == (x.data_ptr(), y.data_ptr(), result.data_ptr())
+
+
+@pytest.mark.interpreter_only
+def test_the_operator_diagnoses_a_call_its_plans_do_not_fit(counted: dict[str, int]) -> None:
+    with stubbed_gpu() as launches:
+        kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1),) * 3)
+        x, y, z = torch.randn(50), torch.randn(50), torch.empty(50)
+        kernel(x, y, z)  # an eager call makes the plan
+        launch = torch.ops.ninetoothed.launch
+        launch(kernel.source_path, [x, y], [z], [], [], [])
+        assert (len(launches), counted["plan"], counted["bind"]) == (2, 1, 1)
+        with pytest.raises(LaunchError, match="y"):
+            launch(kernel.source_path, [x, torch.randn(2, 25)], [z], [], [], [])
+        with pytest.raises(LaunchError, match="takes 3 arguments"):
+            launch(kernel.source_path, [x], [z], [], [], [])
+        assert len(launches) == 2
+
+
+@pytest.mark.interpreter_only
+def test_grad_mode_refuses_tensors_a_no_grad_call_made_a_plan_for() -> None:
+    with stubbed_gpu() as launches:
+        kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1),) * 3)
+        x, y, z = torch.randn(64, requires_grad=True), torch.randn(64), torch.empty(64)
+        with torch.no_grad():
+            kernel(x, y, z)
+            kernel(x, y, z)  # from the plan
+        assert len(launches) == 2
+        with pytest.raises(LaunchError, match="requires grad"):
+            kernel(x, y, z)
