@@ -9,7 +9,6 @@ launch happen with the arguments' GPU current.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
@@ -40,7 +39,7 @@ class TorchAdapter(Adapter):
         return TensorInfo(
             tuple(obj.shape),
             obj.stride(),
-            name_of(obj.dtype),
+            _dtype_name(obj.dtype),
             _device_name(obj.device),
             0 if _is_compiling() else obj.data_ptr(),
         )
@@ -101,6 +100,20 @@ class TorchAdapter(Adapter):
             guard: AbstractContextManager[None] = torch.cuda.device(index)
             return guard
         return None
+
+
+_DTYPE_NAMES: dict[torch.dtype, str] = {
+    dtype: name_of(dtype) for dtype in vars(torch).values() if isinstance(dtype, torch.dtype)
+}
+"""Every torch dtype's name, keyed by torch dtypes only: Dynamo (torch 2.11) traces a
+lookup in this dict, but not one in the core's shared memo, where other
+frameworks' dtypes (NumPy's, JAX's) may be keys it cannot hash."""
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    """``name_of(dtype)``, from :data:`_DTYPE_NAMES` for every dtype torch defines."""
+    name = _DTYPE_NAMES.get(dtype)
+    return name if name is not None else name_of(dtype)
 
 
 _is_compiling = torch.compiler.is_compiling
