@@ -74,12 +74,17 @@ def _inputs(rows: int = 40, columns: int = 48) -> tuple[torch.Tensor, ...]:
     return x, weight, b
 
 
+TOLERANCE = 5e-3 if ON_GPU else 1e-4
+"""Float32 products use TF32 on the GPU."""
+
+
 def test_library_ops_compile_into_one_graph_and_match_eager(poisoned: None) -> None:
     inputs = _inputs()  # 40 x 48 in blocks of 16: 3 x 3 programs for the matmul
     expected = reference(*inputs).float()
     compiled = _compiled(block)
-    torch.testing.assert_close(compiled(*inputs), expected, rtol=1e-4, atol=1e-4)
-    torch.testing.assert_close(block(*inputs), expected, rtol=1e-4, atol=1e-4)
+    result, eager = compiled(*inputs), block(*inputs)
+    torch.testing.assert_close(result, expected, rtol=TOLERANCE, atol=TOLERANCE)
+    torch.testing.assert_close(result, eager, rtol=1e-5, atol=1e-5)
     _assert_one_graph(block, *inputs)
 
 

@@ -13,8 +13,12 @@ kernel::
 cached source file's path); ``inputs`` are the tensors it reads only, ``outputs`` the
 ones it writes (the operator mutates them: ``auto_functionalized`` under
 ``torch.compile``), ``scalars`` the ``Tensor(0)`` arguments, and
-``symbols``/``values`` the call's keywords.  The arguments are put back in
-parameter order and the call goes to the adapter's eager launch.
+``symbols``/``values`` the call's keywords.  The implementation finds the
+kernel's entry by that key (a dict lookup; the kernel, its adapter, the
+reordering and the launch, made on its first call), puts the arguments back
+in parameter order and launches through the eager fast path's plans
+(:mod:`nt_torch.runtime`); only a call without a plan is validated in full.
+The fake implementation returns nothing and runs only while tracing.
 """
 
 from __future__ import annotations
