@@ -97,7 +97,9 @@ def test_ops_compile_after_other_frameworks_dtypes_were_named(poisoned: None) ->
     name_of(np.dtype("float16"))  # what JAX's and the evaluator's descriptions add
     inputs = _inputs()
     compiled = _compiled(block)
-    torch.testing.assert_close(compiled(*inputs), reference(*inputs).float(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        compiled(*inputs), reference(*inputs).float(), rtol=TOLERANCE, atol=TOLERANCE
+    )
     _assert_one_graph(block, *inputs)
 
 
