@@ -7,6 +7,7 @@ unless ``NINETOOTHED_GPU_CHECK=0``.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ninetoothed
@@ -41,6 +42,10 @@ def condition_on_a_tile(x, y):
         y = x  # noqa: F841
 
 
+def numpy_on_a_tile(x, y):
+    y = np.exp(x)  # noqa: F841
+
+
 def undefined_name(x, y):
     y = not_defined_anywhere + x  # noqa: F821, F841
 
@@ -62,6 +67,7 @@ REFUSED = {
     "dict": (dictionary, "Dict|dict"),
     "try": (try_statement, "Try|try"),
     "condition on a tile": (condition_on_a_tile, "ambiguous|scalar|condition|block"),
+    "numpy call on a tile": (numpy_on_a_tile, "np is not defined"),
     # Refused at make with the generated line (the interpreter would fail only when run).
     "undefined name": (undefined_name, "not_defined_anywhere is not defined"),
     "unknown ntl function": (unknown_language_function, "has no attribute 'no_such_function'"),

@@ -151,3 +151,38 @@ def test_an_integer_tensor_where_floats_are_needed_names_the_parameter(framework
     args = [framework.from_numpy(np.arange(8, dtype=np.int32)), framework.poisoned((8,), "float32")]
     with pytest.raises(LaunchError, match=r"parameter 'x' is int32.* but got int32.*tl\.exp"):
         framework.call(made("ntl.exp", exp), args, {}, outputs=[1])
+
+
+def bool_add(x, y, z):
+    z = x + y  # noqa: F841
+
+
+def bool_add_in_place(x, y, z):
+    total = x
+    total += y
+    z = total  # noqa: F841
+
+
+BOOL_KERNELS = {
+    "x + y": ninetoothed.make(binary, bool_add, (Tensor(1), Tensor(1), Tensor(1))),
+    "total += y": ninetoothed.make(binary, bool_add_in_place, (Tensor(1), Tensor(1), Tensor(1))),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(BOOL_KERNELS))
+def test_bool_plus_bool_is_the_frameworks_logical_or(framework, spelling):
+    x, y = RNG.random((2, 37)) < 0.5
+    x[:4], y[:4] = [True, True, False, False], [True, False, True, False]
+    args = [framework.from_numpy(x), framework.from_numpy(y)]
+    expected = framework.to_numpy(args[0] + args[1])  # the framework's own bool + bool
+    np.testing.assert_array_equal(expected, x | y)
+    args.append(framework.from_numpy(np.zeros(37, bool)))
+    (z,) = framework.call(BOOL_KERNELS[spelling], args, {}, outputs=[2])
+    np.testing.assert_array_equal(z, expected)
+
+
+def test_numbers_still_add(framework):
+    x, y = RNG.integers(-50, 50, (2, 37)).astype(np.int32)
+    args = [framework.from_numpy(x), framework.from_numpy(y), framework.poisoned((37,), "int32")]
+    (z,) = framework.call(BOOL_KERNELS["x + y"], args, {}, outputs=[2])
+    np.testing.assert_array_equal(z, x + y)

@@ -84,7 +84,7 @@ def test_add_loads_are_hoisted_masked_and_stored(add_kernel: codegen.GeneratedSo
         "x_pointers_0 = x_pointer + (ninetoothed_grid_index_0 * BLOCK + x_arange_1_0) * x_stride_0",
         "x_mask_1 = ninetoothed_grid_index_0 * BLOCK + x_arange_1_0 < x_size_0",
         "x_tile_2 = tl.load(x_pointers_0, mask=x_mask_1)",
-        "tl.store(z_pointers_6, x_tile_2 + y_tile_5, mask=z_mask_7)",
+        "tl.store(z_pointers_6, ninetoothed_add(x_tile_2, y_tile_5), mask=z_mask_7)",
         "x_stride_0 = tl.cast(x_stride_0, tl.int64)",
     ]:
         assert excerpt in body, excerpt

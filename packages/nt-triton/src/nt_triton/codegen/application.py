@@ -326,13 +326,30 @@ class ApplicationRewriter(ast.NodeTransformer):
         node.value = value
         return node
 
+    def visit_BinOp(self, node: ast.BinOp) -> ast.expr:
+        node.left = self.visit(node.left)
+        node.right = self.visit(node.right)
+        return self.added(node.left, node.op, node.right)
+
+    def added(self, left: ast.expr, op: ast.operator, right: ast.expr) -> ast.expr:
+        """``left op right``; a ``+`` of two values that may both be bools calls
+        :data:`naming.ADD` (a literal number, a tuple or a ``tl.dot`` cannot be one,
+        and ``accumulator += tl.dot(...)`` stays as Triton fuses it best)."""
+        if not isinstance(op, ast.Add) or not (_may_be_bool(left) and _may_be_bool(right)):
+            return ast.BinOp(left, op, right)
+        self.context.uses_add = True
+        return call(naming.ADD, [left, right])
+
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
         view = self.target_view(node.target)
         if view is not None:
             current = self.load(view)
-            value = ast.BinOp(current, node.op, self.visit(node.value))
-            return self.store(view, value)
+            return self.store(view, self.added(current, node.op, self.visit(node.value)))
         node.value = self.visit(node.value)
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            value = self.added(ast.Name(node.target.id, ast.Load()), node.op, node.value)
+            if isinstance(value, ast.Call):
+                return ast.Assign(targets=[node.target], value=value, lineno=0)
         node.target = self.visit(node.target)
         return node
 
@@ -384,6 +401,13 @@ class ApplicationRewriter(ast.NodeTransformer):
                 "parameter to store results"
             )
         return node
+
+
+def _may_be_bool(node: ast.expr) -> bool:
+    """Whether an operand of ``+`` may be a bool (not a literal, a tuple or a dot)."""
+    if isinstance(node, (ast.Constant, ast.Tuple, ast.List)):
+        return False
+    return not (isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.dot")
 
 
 def _view_key(view: View) -> tuple[Any, ...]:

@@ -55,6 +55,8 @@ class Context:
         self.padded: dict[str, PaddedSize] = {}
         self.injected: dict[str, Any] = {}
         self.uses_libdevice = False
+        self.uses_add = False
+        """Whether the application adds two values (see :data:`naming.ADD`)."""
         self.tiles: list[tuple[SymbolLike, ...]] = []
         self.loads: list[tuple[tuple[SymbolLike, ...], int | None, int]] = []
         """Each load of a tile: its shape, the outermost loop it is in (its number, None

@@ -216,9 +216,22 @@ def _module_text(
         header.append(f"from triton.language.extra import {naming.LIBDEVICE}")
     for name in sorted(context.injected):
         header.append(f"# {name}: a triton.jit helper the application calls (provided at load)")
+    if context.uses_add:
+        header += ["", ""] + _ADD.splitlines()
     header += ["", "", "@triton.jit", f"def {kernel_name}({arguments}):"]
     lines = header + [f"    {line}" for line in prologue] + [body_source]
     return "\n".join(lines) + "\n"
+
+
+_ADD = f"""@triton.jit
+def {naming.ADD}(a, b):
+    # + of two bools is their logical or, as in the frameworks (Triton: exclusive or).
+    if tl.to_tensor(a).dtype == tl.int1 and tl.to_tensor(b).dtype == tl.int1:
+        result = a | b
+    else:
+        result = a + b
+    return result"""
+"""The helper :data:`naming.ADD` names, in modules whose application adds."""
 
 
 def _is_one(size: SymbolLike) -> bool:

@@ -128,6 +128,10 @@ def module(stem: str) -> str:
 LIBDEVICE = "libdevice"
 """The module name libdevice is imported under."""
 
+ADD = f"{PREFIX}add"
+"""The generated module's ``+`` of two values: the logical or of two bools, like the
+frameworks (Triton adds bools modulo 2, an exclusive or)."""
+
 # ------------------------------------------------------------------ host code
 
 HOST_FUNCTION = f"{PREFIX}host"
