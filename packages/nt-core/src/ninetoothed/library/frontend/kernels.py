@@ -19,30 +19,31 @@ import functools
 import inspect
 import os
 from collections.abc import Iterator
-from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
 from ninetoothed.make import Kernel, make
 from ninetoothed.symbol import Symbol
 
-_PINNED: ContextVar[int | None] = ContextVar("ninetoothed_library_pinned", default=None)
+_PINNED: list[int | None] = [None]
+"""The pinned block size (a plain list, which ``torch.compile`` traces; a
+``ContextVar`` it cannot)."""
 _KERNELS: dict[tuple[Any, ...], Kernel] = {}
 
 
 @contextlib.contextmanager
 def pinned_block_sizes(size: int) -> Iterator[None]:
     """Within the block, library kernels are built with every block size ``size``."""
-    token = _PINNED.set(size)
+    previous, _PINNED[0] = _PINNED[0], size
     try:
         yield
     finally:
-        _PINNED.reset(token)
+        _PINNED[0] = previous
 
 
 def kernel(module: ModuleType, **variant: Any) -> Kernel:
     """The kernel of ``module`` for ``variant`` (``premake``'s arguments), made once."""
-    pinned = _PINNED.get()
+    pinned = _PINNED[0]
     key = (module.__name__, tuple(sorted(variant.items())), pinned)
     found = _KERNELS.get(key)
     if found is None:
