@@ -5,18 +5,22 @@ Each rule has the shape :func:`ninetoothed.differentiable` wants,
 non-tensor inputs), and uses only what PyTorch, Paddle and JAX tensors share:
 ``+ - * / @ **``, ``.sum(axis)``, ``.reshape``, ``.mT``, slicing, plus
 :func:`concat` (the one call that differs, taken from the framework binding).
-Pair a rule with the op it differentiates::
+The library's ops come with theirs attached
+(:mod:`ninetoothed.library.frontend.differentiation`): ``nt_torch.ops.mm(a, b)``
+on a tensor requiring grad is recorded with :func:`mm`.  Pair a rule with any
+other forward of the same convention yourself::
 
-    mm = ninetoothed.differentiable(nt_torch.ops.mm, gradients.mm)
+    mm = ninetoothed.differentiable(my_mm, gradients.mm)
 
-Conventions (those of the frameworks' own ops): ``add(input, other)``,
-``mm(a, b)``, ``bmm(a, b)``, ``addmm(input, mat1, mat2, beta, alpha)``,
-``silu(x)``, ``softmax(x)`` over the last dimension,
-``rms_norm(x, weight, eps)`` over the last dimension, and
-``rope(x, sin, cos)`` rotating halves (``x·cos + rotate_half(x)·sin``,
-``rotate_half([a, b]) = [-b, a]``).  Broadcast inputs get their gradients
-summed back to their own shapes.  Attention's backward is a kernel
-(``tests/support/tutorial/flash_attention.py``).
+Conventions (those of the frameworks' own ops and the library's): ``add(input,
+other)``, ``mm(a, b)``, ``bmm(a, b)``, ``addmm(input, mat1, mat2, beta,
+alpha)``, ``silu(x)``, ``softmax(x, dim=-1)``, ``rms_norm(x, weight, eps)``
+over the last dimension (``weight`` may be None), and ``rope(x, sin, cos)``
+rotating halves (``x·cos + rotate_half(x)·sin``, ``rotate_half([a, b]) = [-b,
+a]``; the library's ``rotary_position_embedding`` has its own rule, the op
+rotating back).  Broadcast inputs get their gradients summed back to their
+own shapes.  Attention's backward is FlashAttention-2's kernels
+(:mod:`ninetoothed.library.scaled_dot_product_attention_backward`).
 """
 
 from __future__ import annotations

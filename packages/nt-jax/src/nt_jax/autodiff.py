@@ -88,7 +88,7 @@ def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
     for argument in args:
         if isinstance(argument, _Tracer):
             return True
-    return any(isinstance(a, _Tracer) for a in kwargs.values())
+    return bool(kwargs) and any(isinstance(a, _Tracer) for a in kwargs.values())
 
 
 _Tracer = jax.core.Tracer

@@ -82,8 +82,12 @@ def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
     """Whether grad is enabled and a tensor among the arguments takes part in autograd."""
     if not paddle.is_grad_enabled():
         return False
-    values = (*args, *kwargs.values())
-    return any(isinstance(a, paddle.Tensor) and not a.stop_gradient for a in values)
+    for argument in args:
+        if isinstance(argument, paddle.Tensor) and not argument.stop_gradient:
+            return True
+    return bool(kwargs) and any(
+        isinstance(a, paddle.Tensor) and not a.stop_gradient for a in kwargs.values()
+    )
 
 
 def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:

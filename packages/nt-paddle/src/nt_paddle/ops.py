@@ -2,7 +2,9 @@
 
 The ops of :mod:`ninetoothed.library` (the same names as ``nt_torch.ops``),
 allocating their outputs with ``paddle.empty`` on the inputs' place; each
-op's docstring gives its signature and what it supports.
+op's docstring gives its signature and what it supports.  Those with a
+backward (as in ``nt_torch.ops``) run as a ``paddle.autograd.PyLayer`` on
+tensors with ``stop_gradient=False``.
 """
 
 from __future__ import annotations

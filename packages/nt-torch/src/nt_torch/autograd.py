@@ -81,7 +81,11 @@ def needs_grad(args: Any, kwargs: dict[str, Any]) -> bool:
     for argument in args:
         if isinstance(argument, _Tensor) and argument.requires_grad:
             return True
-    return any(isinstance(a, _Tensor) and a.requires_grad for a in kwargs.values())
+    if kwargs:  # rarely: tensors passed by keyword
+        for argument in kwargs.values():
+            if isinstance(argument, _Tensor) and argument.requires_grad:
+                return True
+    return False
 
 
 def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:

@@ -6,7 +6,11 @@ the GPU): ``add``, ``addmm``, ``bmm``, ``conv2d``, ``fused_add_rms_norm``,
 ``max_pool2d``, ``mm``, ``rms_norm``, ``rotary_position_embedding``,
 ``scaled_dot_product_attention``, ``silu``, ``softmax``, ``swiglu``.  Each
 op's docstring gives its signature and what it supports; the same ops exist
-in ``nt_paddle.ops`` and ``nt_jax.ops``.
+in ``nt_paddle.ops`` and ``nt_jax.ops``.  ``add``, ``addmm``, ``bmm``, ``mm``,
+``rms_norm``, ``rotary_position_embedding``, ``scaled_dot_product_attention``,
+``silu`` and ``softmax`` have backwards: on tensors requiring grad they are
+recorded for autograd (``loss.backward()`` flows through them); the others
+refuse such tensors with a clear error.
 """
 
 from __future__ import annotations

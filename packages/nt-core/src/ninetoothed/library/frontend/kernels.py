@@ -19,14 +19,15 @@ import functools
 import inspect
 import os
 from collections.abc import Iterator
-from contextvars import ContextVar
 from types import ModuleType
 from typing import Any
 
 from ninetoothed.make import Kernel, make
 from ninetoothed.symbol import Symbol
 
-_PINNED: ContextVar[int | None] = ContextVar("ninetoothed_library_pinned", default=None)
+_PINNED: list[int | None] = [None]
+"""The pinned block size (a plain list, which ``torch.compile`` traces; a
+``ContextVar`` it cannot)."""
 _KERNELS: dict[tuple[Any, ...], Kernel] = {}
 _NAMES: dict[tuple[Any, ...], str] = {}
 
@@ -41,11 +42,11 @@ _MADE = _Made()
 @contextlib.contextmanager
 def pinned_block_sizes(size: int) -> Iterator[None]:
     """Within the block, library kernels are built with every block size ``size``."""
-    token = _PINNED.set(size)
+    previous, _PINNED[0] = _PINNED[0], size
     try:
         yield
     finally:
-        _PINNED.reset(token)
+        _PINNED[0] = previous
 
 
 def kernel(module: ModuleType, **variant: Any) -> Kernel:
@@ -65,7 +66,7 @@ def variant_name(module: ModuleType, variant: tuple[tuple[str, Any], ...]) -> st
     read in a trace is a snapshot that would lack a kernel made later in the same
     trace.  (A block size pinned after a function was compiled does not recompile it.)
     """
-    key = (module.__name__, variant, _PINNED.get())
+    key = (module.__name__, variant, _PINNED[0])
     name = _NAMES.get(key)
     if name is None:
         found = _make(module, dict(variant), key[2])
