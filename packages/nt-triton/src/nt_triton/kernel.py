@@ -42,6 +42,7 @@ class TritonKernel:
         host_source: str,
         source: str,
         path: Path,
+        function: Any = None,
     ) -> None:
         self.spec = spec
         self.source = source
@@ -54,8 +55,10 @@ class TritonKernel:
         self.outputs: tuple[str, ...] = generated.outputs
         """Tensor parameters the kernel writes (returned by functional adapters)."""
         self.host_source = host_source
-        self.function: Any = getattr(cache.load(path, generated.injected), generated.kernel_name)
-        """The ``@triton.jit`` function."""
+        if function is None:
+            function = getattr(cache.load(path, generated.injected), generated.kernel_name)
+        self.function: Any = function
+        """The ``@triton.jit`` function (given when loaded before, see :mod:`nt_triton.index`)."""
         LOADED[self.source_path] = self
         self.gpu_check_pending = False
         """Under the interpreter: the GPU front-end check waits for a call's constexpr
