@@ -21,7 +21,8 @@ and the others still run):
   configuration timed with ``triton.testing.do_bench``), then the first call
   of a second process sharing the caches.
 * ``make`` of the matmul kernel, cold (empty cache) and with its generated
-  source cached, each in a fresh process; ``import ninetoothed``.
+  source cached (``nt_triton.index``), each in a fresh process, and again in
+  the second process; ``import ninetoothed``.
 * ``--paddle-stub``: Paddle's hot path on CPU tensors through Triton's real
   launcher over a stand-in libcuda that does nothing
   (``tools/fakecuda/check_fastpath.py --time``; Paddle's GPU build is not on
@@ -224,9 +225,12 @@ import json, os, sys, time
 import ninetoothed
 from support.tutorial import matmul  # makes the example's own kernels: into another cache
 os.environ["NINETOOTHED_CACHE_DIR"] = sys.argv[1]
-began = time.perf_counter()
-ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
-print(json.dumps({"seconds": time.perf_counter() - began}))
+times = []
+for _ in range(2):
+    began = time.perf_counter()
+    ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    times.append(time.perf_counter() - began)
+print(json.dumps({"seconds": times[0], "again": times[1]}))
 """
 
 
@@ -240,11 +244,13 @@ def host_cost_rows() -> list[Row]:
     except Exception as error:  # noqa: BLE001
         rows.append(failed("import ninetoothed", error))
     try:
-        cold, cached = [], []
+        cold, cached, again = [], [], []
         for _ in range(3):
             directory = tempfile.mkdtemp(prefix="nt-make-")
             cold.append(python(MAKE, {}, argv=(directory,))["seconds"])
-            cached.append(python(MAKE, {}, argv=(directory,))["seconds"])
+            answer = python(MAKE, {}, argv=(directory,))
+            cached.append(answer["seconds"])
+            again.append(answer["again"])
         rows.append(
             Row(
                 "make(matmul), cold cache (ms)",
@@ -254,7 +260,10 @@ def host_cost_rows() -> list[Row]:
         )
         rows.append(Row("make(matmul), source cached (ms)",
                         f"{statistics.median(cached) * 1e3:.1f}",
-                        "a second process on the same cache; target ≤ 5"))  # fmt: skip
+                        "a second process on the same cache (its index); target ≤ 5"))  # fmt: skip
+        rows.append(Row("make(matmul), again in that process (ms)",
+                        f"{statistics.median(again) * 1e3:.1f}",
+                        "the in-process memo"))  # fmt: skip
     except Exception as error:  # noqa: BLE001
         rows.append(failed("make(matmul)", error))
     return rows

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import io
 import linecache
@@ -118,51 +119,84 @@ class _DataPickler(pickle.Pickler):
     """Pickles data values by their content, and refuses everything else.
 
     Exact ints, floats, strings, bytes, tuples, lists, dicts and sets are
-    pickled as usual (they never reach :meth:`reducer_override`).
+    pickled as usual (they never reach :meth:`reducer_override`); other
+    objects are written as their type's name and their content (see
+    :func:`_kind_of`), which is written after the object is memoised, so
+    cycles (a source tensor is its own source) become back-references.
     """
 
     def reducer_override(self, obj: Any) -> Any:
-        if obj is _state:
-            return NotImplemented
-        if isinstance(obj, Symbol):
+        kind = type(obj)
+        how = _KINDS.get(kind)
+        if how is None:
+            how = _KINDS[kind] = _kind_of(kind)
+        if type(how) is tuple:  # an ast node's fields
+            return _state, (kind.__name__,), tuple([getattr(obj, name, None) for name in how])
+        if how is _SYMBOL:
             return _state, ("Symbol",), (obj.node, obj.meta, obj.constexpr, obj.lower_bound,
                                          obj.upper_bound, obj.power_of_two, obj._free)  # fmt: skip
-        if isinstance(obj, ast.AST):
-            fields = [getattr(obj, name, None) for name in obj._fields if name != "ctx"]
-            return _state, (type(obj).__name__,), tuple(fields)
-        kind = type(obj)
-        if kind in _PRINTED:
+        if how is _LIBRARY:
+            return _state, (f"{kind.__module__}.{kind.__qualname__}",), _attributes(obj)
+        if how is _PRINTED:
             return _state, (kind.__name__,), repr(obj)
-        if isinstance(obj, LanguageReference):
+        if how is _REFERENCE:
             return _state, ("ntl",), obj.path
-        if _is_jit_function(obj) or not _trusted(kind.__module__) or kind.__module__ == "builtins":
-            raise Unfingerprintable(f"{kind.__qualname__} {obj!r:.60}")
-        if isinstance(obj, (type, types.FunctionType, types.ModuleType)):
-            raise Unfingerprintable(f"{kind.__qualname__} {obj!r:.60} in data")
-        # The attributes as state: written after the object is memoised, so cycles
-        # (a source tensor is its own source) become back-references.
-        return _state, (f"{kind.__module__}.{kind.__qualname__}",), tuple(_attributes(obj))
+        if obj is _state:
+            return NotImplemented
+        raise Unfingerprintable(f"{kind.__qualname__} {obj!r:.60}")
 
 
-_PRINTED = (type(None), type(Ellipsis), bool, complex, slice, range)
+_SYMBOL, _LIBRARY, _PRINTED, _REFERENCE, _REFUSED = "symbol library printed ntl refused".split()
+_KINDS: dict[type, Any] = {}
+"""How :class:`_DataPickler` writes objects of each type (see :func:`_kind_of`)."""
 
 
-def _attributes(obj: Any) -> list[Any]:
-    """A library object's attributes, sorted by name (a str subclass: its text too)."""
-    kind = type(obj)
-    state = getattr(obj, "__dict__", None) or {}
-    slots = sorted(
-        name
-        for cls in kind.__mro__
-        for name in getattr(cls, "__slots__", ())
-        if name not in ("__dict__", "__weakref__")
+def _kind_of(kind: type) -> Any:
+    """How objects of ``kind`` are written: an ast node's fields (a tuple, ``ctx`` left
+    out), a symbol, a NineToothed object (its attributes), a value by its ``repr``, an
+    ``ntl`` reference, or refused (functions, classes, modules and other objects)."""
+    if issubclass(kind, ast.AST):
+        return tuple(name for name in kind._fields if name != "ctx")
+    if issubclass(kind, Symbol):
+        return _SYMBOL
+    if kind in (type(None), type(Ellipsis), bool, complex, slice, range):
+        return _PRINTED
+    if issubclass(kind, LanguageReference):
+        return _REFERENCE
+    if (
+        _trusted(kind.__module__)
+        and kind.__module__ != "builtins"
+        and not issubclass(kind, (type, types.FunctionType, types.ModuleType))
+        and not _is_jit_function_type(kind)
+    ):
+        return _LIBRARY
+    return _REFUSED
+
+
+@functools.cache
+def _slots(kind: type) -> tuple[str, ...]:
+    """The ``__slots__`` names of ``kind`` and its bases, sorted."""
+    return tuple(
+        sorted(
+            name
+            for cls in kind.__mro__
+            for name in getattr(cls, "__slots__", ())
+            if name not in ("__dict__", "__weakref__")
+        )
     )
+
+
+def _attributes(obj: Any) -> tuple[Any, ...]:
+    """A library object's attributes, sorted by name (a str subclass: its text too)."""
+    state = getattr(obj, "__dict__", None) or {}
+    kind: type = type(obj)
+    slots = _slots(kind)
     if not state and not slots and not isinstance(obj, str):
-        raise Unfingerprintable(f"{kind.__qualname__} object without attributes")
+        raise Unfingerprintable(f"{type(obj).__qualname__} object without attributes")
     parts: list[Any] = [str(obj)] if isinstance(obj, str) else []
     parts += sorted(state.items())
     parts += [(name, getattr(obj, name, None)) for name in slots]
-    return parts
+    return tuple(parts)
 
 
 def _trusted(module: object) -> bool:
@@ -339,4 +373,8 @@ _JIT_TYPES = frozenset({"JITFunction", "JitFunction", "InterpretedFunction", "Ke
 
 def _is_jit_function(value: Any) -> bool:
     """Whether ``value`` is a ``triton.jit`` function (code generation injects those)."""
-    return any(cls.__name__ in _JIT_TYPES for cls in type(value).__mro__)
+    return _is_jit_function_type(type(value))
+
+
+def _is_jit_function_type(kind: type) -> bool:
+    return any(cls.__name__ in _JIT_TYPES for cls in kind.__mro__)
