@@ -361,3 +361,22 @@ def test_ntl_reads_are_named_not_refused(generations: list[str]) -> None:
     check(make(exponential), torch.exp)
     make(exponential)
     assert generations == ["exponential"]
+
+
+def test_a_disk_hit_gives_triton_the_source_lines_it_reads_itself(
+    generations: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nt_triton import cache
+
+    monkeypatch.setenv("TRITON_INTERPRET", "0")  # a real JITFunction (made, never launched)
+    first = make(scaled).generated.function
+    index.forget()
+    kept = make(scaled).generated.function
+    assert generations == ["scaled"]
+    path = Path(make(scaled).source_path)
+    plain = getattr(cache.load(path, {}), first.__name__)  # inspect.getsourcelines itself
+    assert type(kept).__name__ == "JITFunction"
+    assert kept.src == plain.src == first.src
+    line = "starting_line_number"  # Triton 3.3 on; absent before
+    assert getattr(kept, line, None) == getattr(plain, line, None)
+    assert kept.cache_key == plain.cache_key
