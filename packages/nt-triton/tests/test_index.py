@@ -32,6 +32,7 @@ from nt_triton import codegen, index
 
 BLOCK = Symbol("BLOCK", meta=True)
 SCALE = 2.0
+DEVICE = "cuda" if os.environ.get("NT_TEST_GPU") == "1" else "cpu"
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def make(application: Callable[..., Any], **options: Any) -> ninetoothed.Kernel:
 
 def run(kernel: ninetoothed.Kernel, size: int = 37) -> tuple[torch.Tensor, torch.Tensor]:
     """The kernel's output on random input (several programs: BLOCK pinned to 8), and the input."""
-    x = torch.randn(size, dtype=torch.float32)
+    x = torch.randn(size, dtype=torch.float32, device=DEVICE)
     y = torch.full_like(x, float("nan"))
     kernel(x, y, BLOCK=8)
     return y, x.double()
@@ -212,7 +213,7 @@ def test_a_changed_arrangement_default_misses(generations: list[str]) -> None:
     for step in (2, 3):
         strided.__defaults__ = (step,)
         kernel = ninetoothed.make(strided, copied, tensors)
-        x = torch.randn(37, dtype=torch.float32)
+        x = torch.randn(37, dtype=torch.float32, device=DEVICE)
         y = torch.full_like(x[::step], float("nan"))
         kernel(x, y, BLOCK=8)
         torch.testing.assert_close(y, x[::step])
