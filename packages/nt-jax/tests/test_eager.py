@@ -137,3 +137,12 @@ def test_the_gpu_fast_path_is_the_eager_launches() -> None:
     result = fast.call(jnp.asarray(x), 2.0, struct(50))
     np.testing.assert_allclose(np.asarray(result), x * 2.0, rtol=1e-6)
     assert len(missed) == 1
+
+
+def test_a_bad_call_of_a_known_pattern_gets_the_clear_error() -> None:
+    kernel = made()
+    check(kernel, 16, 2.0)
+    with pytest.raises(LaunchError, match="shape"):
+        kernel(jnp.ones(16), 2.0, struct(17))  # the output's size disagrees
+    check(kernel, 16, 2.0)
+    assert eager_of(kernel).traces == 2  # the bad call traced, and kept nothing
