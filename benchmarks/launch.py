@@ -15,13 +15,17 @@ and the others still run):
   ``jax.jit(jnp.add)``.  The paths take turns, ``--rounds`` rounds of
   ``--calls`` calls each (synchronised once per round); the median round's
   host time per call is shown, with CUDA-event device time for torch rows.
+  The JAX rows are also timed in bursts of 16 calls, synchronised between
+  bursts off the clock: in a long loop a JAX call's host time can be the
+  device's pace (XLA limits the computations in flight).
 * First call of a 4096³ float16 matmul from cold caches (a fresh process with
   empty NineToothed and Triton cache directories), the chosen configuration's
   time and the best time of an exhaustive search over the same space (every
   configuration timed with ``triton.testing.do_bench``), then the first call
   of a second process sharing the caches.
 * ``make`` of the matmul kernel, cold (empty cache) and with its generated
-  source cached, each in a fresh process; ``import ninetoothed``.
+  source cached (``nt_triton.index``), each in a fresh process, and again in
+  the second process; ``import ninetoothed``.
 * ``--paddle-stub``: Paddle's hot path on CPU tensors through Triton's real
   launcher over a stand-in libcuda that does nothing
   (``tools/fakecuda/check_fastpath.py --time``; Paddle's GPU build is not on
@@ -192,7 +196,38 @@ def per_call_rows(calls: int, rounds: int, with_jax: bool) -> list[Row]:
         busy = "" if row.busy is None else f"; host only (GPU kept busy) {row.busy:.1f} µs/call"
         note = f"+sync {row.total:.1f} µs/call{device}{busy}"
         table.append(Row(f"µs/call: {row.name}", f"{row.host:.1f}", note))
-    return table + rows
+    return table + burst_rows([c for c in cases if c.framework == "jax"], rounds) + rows
+
+
+BURST = 16
+"""Calls per burst in :func:`burst_rows`: below XLA's limit on computations in flight."""
+
+
+def burst_rows(cases: list[Any], rounds: int) -> list[Row]:
+    """JAX host µs per call in bursts of :data:`BURST`, waiting for results between bursts
+    off the clock.
+
+    In a long loop JAX's host time can be the device's pace: once the
+    computations in flight reach XLA's limit, each dispatch waits for one to
+    finish.  Short bursts measure the host's own cost of a call.
+    """
+    table = []
+    for case in cases:
+        samples = []
+        for _ in range(rounds):
+            spent = 0.0
+            for _ in range(max(1, case.calls // BURST)):
+                case.call().block_until_ready()
+                began = time.perf_counter()
+                for _ in range(BURST):
+                    result = case.call()
+                spent += time.perf_counter() - began
+                result.block_until_ready()
+            samples.append(spent / (max(1, case.calls // BURST) * BURST) * 1e6)
+        table.append(Row(f"µs/call: {case.name}, bursts of {BURST}",
+                         f"{statistics.median(samples):.1f}",
+                         "host only: synchronised between bursts, off the clock"))  # fmt: skip
+    return table
 
 
 # ----------------------------------------------------------------- processes
@@ -225,9 +260,12 @@ import json, os, sys, time
 import ninetoothed
 from support.tutorial import matmul  # makes the example's own kernels: into another cache
 os.environ["NINETOOTHED_CACHE_DIR"] = sys.argv[1]
-began = time.perf_counter()
-ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
-print(json.dumps({"seconds": time.perf_counter() - began}))
+times = []
+for _ in range(2):
+    began = time.perf_counter()
+    ninetoothed.make(matmul.arrangement, matmul.application, matmul.tensors)
+    times.append(time.perf_counter() - began)
+print(json.dumps({"seconds": times[0], "again": times[1]}))
 """
 
 
@@ -241,11 +279,13 @@ def host_cost_rows() -> list[Row]:
     except Exception as error:  # noqa: BLE001
         rows.append(failed("import ninetoothed", error))
     try:
-        cold, cached = [], []
+        cold, cached, again = [], [], []
         for _ in range(3):
             directory = tempfile.mkdtemp(prefix="nt-make-")
             cold.append(python(MAKE, {}, argv=(directory,))["seconds"])
-            cached.append(python(MAKE, {}, argv=(directory,))["seconds"])
+            answer = python(MAKE, {}, argv=(directory,))
+            cached.append(answer["seconds"])
+            again.append(answer["again"])
         rows.append(
             Row(
                 "make(matmul), cold cache (ms)",
@@ -255,7 +295,10 @@ def host_cost_rows() -> list[Row]:
         )
         rows.append(Row("make(matmul), source cached (ms)",
                         f"{statistics.median(cached) * 1e3:.1f}",
-                        "a second process on the same cache; target ≤ 5"))  # fmt: skip
+                        "a second process on the same cache (its index); target ≤ 5"))  # fmt: skip
+        rows.append(Row("make(matmul), again in that process (ms)",
+                        f"{statistics.median(again) * 1e3:.1f}",
+                        "the in-process memo"))  # fmt: skip
     except Exception as error:  # noqa: BLE001
         rows.append(failed("make(matmul)", error))
     return rows

@@ -29,7 +29,7 @@ binding and GPU check.  How a call is launched:
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import jax
@@ -40,6 +40,7 @@ from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call
+from nt_jax.eager import EagerCalls
 from nt_jax.roles import Roles, roles
 from nt_triton.kernel import TritonKernel
 
@@ -80,19 +81,29 @@ class JaxAdapter(Adapter):
         """Validate, launch, and return the output parameters' new arrays.
 
         An eager call (no tracer among the arguments) runs a ``jax.jit`` of the
-        call made once per specialisation — the arrays' shapes, dtypes and
-        devices, the other arguments' values, the keywords — so eager calls do
-        not trace the launch again each time (:func:`_eager`).
+        launch made once per pattern of argument types, JAX's dispatch keying
+        the compiled launch by shapes, dtypes, placement and the other
+        arguments' values (:mod:`nt_jax.eager`): a repeated call is one dict
+        lookup and one jitted call, and the launch is traced (and validated)
+        once per specialisation.
         """
+        eager = eager_calls(self, kernel)
+        jitted = eager.by_types.get(tuple(map(type, args)))
+        known = not kwargs or eager.keywords.issuperset(kwargs)
+        # A kernel's error inside an (interpreter's or buffer) callback is raised as
+        # itself, not as XLA's "INTERNAL: CpuCallback error".
+        if jitted is not None and known:
+            return callbacks.raising_kernel_errors(lambda: jitted(*args, **kwargs))
         autodiff.refuse_differentiation(kernel.spec.name, args)
-        if not any(isinstance(a, jax.core.Tracer) for a in args):
-            try:
-                key = _eager_key(args, kwargs)
-            except TypeError:  # unhashable arguments: validation below says what is wrong
-                key = None
-            if key is not None:
-                return _eager(self, kernel, key, args, kwargs)
-        return self._call(kernel, args, kwargs)
+        if not known or any(isinstance(a, jax.core.Tracer) for a in args):
+            return self._call(kernel, args, kwargs)
+        return callbacks.raising_kernel_errors(lambda: eager.first(args, kwargs))
+
+    def fast_path(self, kernel: GeneratedKernel, miss: Callable[..., Any]) -> EagerCalls:
+        """On the GPU, a kernel's calls go straight to its jitted eager launches."""
+        eager = eager_calls(self, kernel)
+        eager.miss = miss
+        return eager
 
     def _call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Validate, launch (or, under ``jax.jit``, stage the launch), return the outputs."""
@@ -120,55 +131,25 @@ class JaxAdapter(Adapter):
         return results[0] if len(results) == 1 else tuple(results)
 
 
-_EAGER: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+EAGER_ATTRIBUTE = "_nt_jax_eager_calls"
+"""Where a kernel keeps its :class:`~nt_jax.eager.EagerCalls` (freed with the kernel:
+the jitted launches refer back to it, so a global table would keep it alive)."""
 
 
-def _eager_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """What an eager call's jitted launch depends on (raises TypeError when unhashable)."""
-    parts: list[Any] = []
-    for argument in args:
-        if isinstance(argument, jax.Array):
-            parts.append(("array", argument.shape, argument.dtype, _placement(argument)))
-        else:
-            parts.append(("static", type(argument), argument))
-    key = (tuple(parts), tuple(sorted(kwargs.items())))
-    hash(key)
-    return key
+def eager_calls(adapter: JaxAdapter, kernel: GeneratedKernel) -> EagerCalls:
+    """The kernel's :class:`~nt_jax.eager.EagerCalls` (made on its first call)."""
+    found: EagerCalls | None = getattr(kernel, EAGER_ATTRIBUTE, None)
+    if found is None:
+        reference = weakref.ref(kernel)
 
+        def miss(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            target = reference()
+            assert target is not None, "the kernel was freed"
+            return adapter.call(target, args, kwargs)
 
-def _placement(array: Any) -> Any:
-    try:
-        return array.sharding
-    except Exception:  # noqa: BLE001 - deleted arrays: validation reports them
-        return None
-
-
-def _eager(
-    adapter: JaxAdapter, kernel: GeneratedKernel, key: Any, args: tuple[Any, ...], kwargs: Any
-) -> Any:
-    """Run the call through a ``jax.jit`` made once for its specialisation."""
-    cache = _EAGER.setdefault(kernel, {})
-    function = cache.get(key)
-    if function is None:
-        positions = [i for i, a in enumerate(args) if isinstance(a, jax.Array)]
-        # The arrays are the jitted function's arguments: keep none of this call's alive.
-        fixed = [None if i in positions else a for i, a in enumerate(args)]
-        keywords = dict(kwargs)
-
-        def launch(*arrays: Any) -> Any:
-            given = list(fixed)
-            for position, array in zip(positions, arrays):
-                given[position] = array
-            return adapter._call(kernel, tuple(given), keywords)
-
-        jitted = jax.jit(launch)
-        arrays = [args[i] for i in positions]
-        # Errors (traced first) are raised before anything is cached.
-        result = callbacks.raising_kernel_errors(lambda: jitted(*arrays))
-        cache[key] = (jitted, positions)
-        return result
-    jitted, positions = function
-    return callbacks.raising_kernel_errors(lambda: jitted(*[args[i] for i in positions]))
+        found = EagerCalls(kernel, adapter._call, miss)
+        setattr(kernel, EAGER_ATTRIBUTE, found)
+    return found
 
 
 def _interpreted(kernel: GeneratedKernel, bound: BoundCall, call_roles: Roles) -> list[Any]:

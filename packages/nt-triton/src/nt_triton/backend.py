@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import KernelSpec
-from nt_triton import cache, codegen, gpu_check, knobs, tuning
+from nt_triton import cache, codegen, gpu_check, index, knobs, tuning
 from nt_triton.abi import ParameterKind
 from nt_triton.codegen import GeneratedSource
-from nt_triton.host import host_source
+from nt_triton.host import host_filename, host_source
 from nt_triton.kernel import TritonKernel
 
 _HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG)
@@ -30,31 +30,64 @@ class TritonBackend:
     name = "triton"
 
     def generate(self, spec: KernelSpec) -> TritonKernel:
-        """Write, cache and load the kernel for ``spec``."""
-        generated = codegen.generate(spec)
-        configurations = tuning.configurations(
-            spec, generated.footprint, generated.signature, "tl.dot(" in generated.source
-        )
-        host = host_source(spec, generated)
-        text = file_text(spec, generated, configurations, host)
-        path = cache.store(text, generated.kernel_name)
-        kernel = TritonKernel(spec, generated, configurations, host, text, path)
-        if knobs.interpreting() and knobs.gpu_check():
-            # The interpreter runs code a GPU compiler rejects: say so at make.
-            meta = dict(configurations[0].kwargs()) if configurations else {}
-            try:
-                gpu_check.check(spec, kernel.function, generated.signature, meta)
-            except CodegenError:
-                caller_given = [
-                    p for p in generated.signature
-                    if p.constexpr and p.name not in meta and p.kind not in _HOST_FLAGS
-                ]  # fmt: skip
-                if not caller_given:
-                    raise
-                # Placeholder values for sizes the caller gives may contradict
-                # each other (a table of head_dim / 2): decide on the first call's.
-                kernel.gpu_check_pending = True
+        """The kernel for ``spec``: kept from before under its fingerprint, else generated."""
+        key = index.fingerprint(spec)
+        found = index.lookup(key) if key is not None else None
+        if found is not None:
+            return _kept(spec, found)
+        kernel, entry = _generated(spec)
+        if key is not None:
+            index.remember(key, entry, kernel.source, kernel.function, host_filename(spec))
         return kernel
+
+
+def _kept(spec: KernelSpec, found: index.Loaded) -> TritonKernel:
+    """The kernel of an index entry: no code generation, no compiling, no GPU check."""
+    entry = found.entry
+    path = cache.directory() / entry.file
+    kernel = TritonKernel(
+        spec, entry.generated, entry.configurations, entry.host, found.text, path, found.function
+    )
+    kernel.gpu_check_pending = entry.gpu_check_pending
+    return kernel
+
+
+def _generated(spec: KernelSpec) -> tuple[TritonKernel, index.Entry]:
+    """Generate, write, load (and under the interpreter check) the kernel; and its entry."""
+    generated = codegen.generate(spec)
+    configurations = tuning.configurations(
+        spec, generated.footprint, generated.signature, "tl.dot(" in generated.source
+    )
+    host = host_source(spec, generated)
+    text = file_text(spec, generated, configurations, host)
+    path = cache.store(text, generated.kernel_name)
+    lines: cache.SourceLines = {}
+    function = getattr(cache.load(path, generated.injected, lines), generated.kernel_name)
+    kernel = TritonKernel(spec, generated, configurations, host, text, path, function)
+    if knobs.interpreting() and knobs.gpu_check():
+        _check_for_gpu(spec, generated, kernel)
+    entry = index.Entry(generated, tuple(configurations), host, path.name,
+                        kernel.gpu_check_pending, source_lines=lines)  # fmt: skip
+    return kernel, entry
+
+
+def _check_for_gpu(spec: KernelSpec, generated: GeneratedSource, kernel: TritonKernel) -> None:
+    """Under the interpreter: the kernel must compile for a GPU (raises, or defers to calls)."""
+    # The interpreter runs code a GPU compiler rejects: say so at make.
+    configurations = kernel.configurations
+    meta = dict(configurations[0].kwargs()) if configurations else {}
+    try:
+        gpu_check.check(spec, kernel.function, generated.signature, meta)
+    except CodegenError:
+        caller_given = [
+            p for p in generated.signature
+            if p.constexpr and p.name not in meta and p.kind not in _HOST_FLAGS
+        ]  # fmt: skip
+        if not caller_given:
+            raise
+        # Placeholder values for sizes the caller gives may contradict
+        # each other (a table of head_dim / 2): decide on the first call's.
+        kernel.gpu_check_pending = True
 
 
 def file_text(

@@ -19,18 +19,21 @@ temporary directory instead, with a warning; a directory named by
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
+import inspect
 import linecache
 import os
 import secrets
 import stat
 import tempfile
+import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 from typing import Any
 
 from ninetoothed.errors import CodegenError
@@ -71,20 +74,27 @@ def store(source: str, stem: str) -> Path:
             return path
     except (OSError, UnicodeDecodeError):
         pass
-    temporary = cache / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    write_atomically(path, source.encode())
+    return path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (never half-written)."""
+    temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     # os.open with 0o666 lets the umask decide the permissions (mkstemp's are 0600).
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(descriptor, "w") as file:
-            file.write(source)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    return path
 
 
-def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
+def load(
+    path: Path, injected: Mapping[str, Any], source_lines: SourceLines | None = None
+) -> ModuleType:
     """Import the module at ``path``, with ``injected`` names defined first.
 
     The file must still hold what :func:`store` wrote (its content hash is in
@@ -93,14 +103,34 @@ def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     Triton's interpreter, which reads a kernel's source when it first runs it,
     runs this text too, whatever happens to the file later.  Loaded for the
     interpreter, the module's ``libdevice`` is the interpreter's
-    (:mod:`nt_triton.interpreted_libdevice`).
+    (:mod:`nt_triton.interpreted_libdevice`).  ``source_lines`` records what
+    ``inspect.getsourcelines`` says of the module's functions (see :func:`execute`).
     """
+    return execute(path, read(path), injected, source_lines)
+
+
+def read(path: Path) -> str:
+    """The text of the cached source at ``path``, refused if changed since :func:`store`."""
     text = path.read_text()
     if not path.stem.endswith("_" + content_hash(text)):
         raise CodegenError(
             f"the cached source {path} was changed after NineToothed wrote it; NineToothed "
             "runs only the sources it generates (delete the file and make the kernel again)"
         )
+    return text
+
+
+def execute(
+    path: Path, text: str, injected: Mapping[str, Any], source_lines: SourceLines | None = None
+) -> ModuleType:
+    """Run ``text`` (read from ``path`` by :func:`read`) as a module; see :func:`load`.
+
+    ``@triton.jit`` asks ``inspect.getsourcelines`` for the kernel's lines,
+    which tokenizes the whole function (milliseconds).  ``source_lines``
+    maps a function's first line to that answer: missing answers are
+    recorded, present ones are given back (they were computed from this same
+    text, which :func:`read` checked against its hash).
+    """
     filename = str(path)
     # mtime None: linecache.checkcache leaves the entry alone, edits or not.
     linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
@@ -108,12 +138,61 @@ def load(path: Path, injected: Mapping[str, Any]) -> ModuleType:
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     module.__dict__.update(injected)
-    exec(compile(text, filename, "exec"), module.__dict__)  # noqa: S102
+    code = compiled(text, filename)
+    if source_lines is None:
+        exec(code, module.__dict__)  # noqa: S102
+    else:
+        with _known_source_lines(filename, source_lines):
+            exec(code, module.__dict__)  # noqa: S102
     if naming.LIBDEVICE in module.__dict__ and knobs.interpreting():
         from nt_triton.interpreted_libdevice import LIBDEVICE
 
         module.__dict__[naming.LIBDEVICE] = LIBDEVICE
     return module
+
+
+SourceLines = dict[int, tuple[list[str], int]]
+"""``inspect.getsourcelines`` of a module's functions, by their first line."""
+
+_PATCHING = threading.Lock()
+
+
+@contextlib.contextmanager
+def _known_source_lines(filename: str, known: SourceLines) -> Iterator[None]:
+    """``inspect.getsourcelines`` answering from (and recording into) ``known`` for
+    functions of ``filename``; other objects get the real answer."""
+    original = inspect.getsourcelines
+
+    def getsourcelines(obj: Any) -> tuple[list[str], int]:
+        code = getattr(obj, "__code__", None)
+        if not isinstance(code, CodeType) or code.co_filename != filename:
+            return original(obj)
+        found = known.get(code.co_firstlineno)
+        if found is None:
+            found = known[code.co_firstlineno] = original(obj)
+        return list(found[0]), found[1]
+
+    with _PATCHING:
+        inspect.getsourcelines = getsourcelines  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            inspect.getsourcelines = original
+
+
+_COMPILED: dict[tuple[str, str], CodeType] = {}
+"""Code objects of generated sources (kernel modules, host functions) by file name and text."""
+
+
+def compiled(text: str, filename: str, code: CodeType | None = None) -> CodeType:
+    """``compile(text, filename, "exec")``, once per process (``code``: compiled before)."""
+    key = (filename, text)
+    found = _COMPILED.get(key)
+    if found is None:
+        if code is None or code.co_filename != filename:
+            code = compile(text, filename, "exec")
+        found = _COMPILED[key] = code
+    return found
 
 
 def _make_writable_directory(path: Path) -> None:

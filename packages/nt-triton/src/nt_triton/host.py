@@ -22,6 +22,7 @@ from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import next_power_of_two
 from nt_triton import tuning
 from nt_triton.abi import KernelSignature, ParameterKind
+from nt_triton.cache import compiled
 from nt_triton.codegen import GeneratedSource
 from nt_triton.codegen import naming as n
 
@@ -207,9 +208,14 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,
     }
-    exec(compile(source, f"<ninetoothed host code of {spec.name}>", "exec"), namespace)  # noqa: S102
+    exec(compiled(source, host_filename(spec)), namespace)  # noqa: S102
     function: HostFunction = namespace[n.HOST_FUNCTION]
     return function
+
+
+def host_filename(spec: KernelSpec) -> str:
+    """The file name tracebacks show for the host code of ``spec``."""
+    return f"<ninetoothed host code of {spec.name}>"
 
 
 def _pinning(

@@ -42,6 +42,7 @@ class TritonKernel:
         host_source: str,
         source: str,
         path: Path,
+        function: Any = None,
     ) -> None:
         self.spec = spec
         self.source = source
@@ -60,6 +61,8 @@ class TritonKernel:
         at decoration whether a function is interpreted."""
         self.injected = generated.injected
         """Objects the kernel module refers to (users' ``triton.jit`` helpers)."""
+        if function is not None:  # loaded before, in this mode (see nt_triton.index)
+            self._functions[knobs.interpreting()] = function
         self.function  # noqa: B018  (loads the module now: a bad source fails at make)
         LOADED[self.source_path] = self
         self.gpu_check_pending = False

@@ -19,7 +19,7 @@ import inspect
 import itertools
 import textwrap
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ninetoothed.errors import CodegenError
@@ -30,8 +30,6 @@ GLOBALS_ATTRIBUTE = "_ninetoothed_globals"
 
 UNRESOLVED = object()
 """What :func:`resolve` returns for names it cannot resolve statically (locals)."""
-
-_inline_ids = itertools.count()
 
 _Compound = TypeVar("_Compound", ast.For, ast.While, ast.If)
 
@@ -109,9 +107,12 @@ def is_inlinable(value: Any) -> bool:
 class Inliner(ast.NodeTransformer):
     """Replace calls of plain Python functions with their bodies."""
 
-    def __init__(self, local: set[str], depth: int = 0) -> None:
+    def __init__(self, local: set[str], depth: int = 0, ids: Iterator[int] | None = None) -> None:
         self.local = local
         self.depth = depth
+        self.ids = ids if ids is not None else itertools.count()
+        """Numbers the inlined calls of one kernel (its locals' suffixes): the same
+        application gives the same source in every process."""
         self._pending: list[ast.stmt] = []
 
     def inline_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
@@ -159,7 +160,7 @@ class Inliner(ast.NodeTransformer):
             return node
         if self.depth > 32:
             raise CodegenError(f"helper {callee.__name__} calls itself too deeply to be inlined")
-        statements, result = inline_call(callee, node, self.depth + 1)
+        statements, result = inline_call(callee, node, self.depth + 1, self.ids)
         self._pending.extend(statements)
         self.local |= {
             n.id
@@ -171,11 +172,12 @@ class Inliner(ast.NodeTransformer):
 
 
 def inline_call(
-    callee: types.FunctionType, call: ast.Call, depth: int
+    callee: types.FunctionType, call: ast.Call, depth: int, ids: Iterator[int]
 ) -> tuple[list[ast.stmt], ast.expr | None]:
-    """The statements that replace ``call`` and the expression of its value."""
+    """The statements that replace ``call`` and the expression of its value
+    (``ids`` numbers the kernel's inlined calls)."""
     definition = parse_function(callee)
-    suffix = naming.inline_suffix(next(_inline_ids))
+    suffix = naming.inline_suffix(next(ids))
     signature = inspect.signature(callee)
     try:
         bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords if k.arg})
@@ -202,7 +204,7 @@ def inline_call(
         renames[name] = naming.inlined_local(name, suffix)
     body, result = _return_as_assignment(callee, definition, suffix)
     renamed = [_Renamer(renames).visit(statement) for statement in body]
-    inner = Inliner(local_names(definition) | set(renames.values()), depth)
+    inner = Inliner(local_names(definition) | set(renames.values()), depth, ids)
     statements.extend(inner.inline_body(renamed))
     return statements, result
 
