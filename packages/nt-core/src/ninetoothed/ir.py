@@ -78,6 +78,12 @@ class KernelSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
 
+    def __post_init__(self) -> None:
+        # Adapters read this on every call, also while torch.compile traces one; on
+        # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
+        # computation, so it is computed here, outside any trace.
+        self.jagged_parameters  # noqa: B018
+
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:
         """Per parameter, what each call is checked against (computed once)."""
