@@ -223,10 +223,19 @@ def _module_text(
     return "\n".join(lines) + "\n"
 
 
+def _to_tensor() -> str:
+    """Triton's scalar-to-tensor builtin as the kernel names it: ``tl.to_tensor``
+    (Triton 3.9, which its interpreter also patches), else ``tl.core.to_tensor``
+    (Triton 3.6 has the builtin but does not export it from ``triton.language``)."""
+    import triton.language as tl
+
+    return "tl.to_tensor" if hasattr(tl, "to_tensor") else "tl.core.to_tensor"
+
+
 _ADD = f"""@triton.jit
 def {naming.ADD}(a, b):
     # + of two bools is their logical or, as in the frameworks (Triton: exclusive or).
-    if tl.to_tensor(a).dtype == tl.int1 and tl.to_tensor(b).dtype == tl.int1:
+    if {_to_tensor()}(a).dtype == tl.int1 and {_to_tensor()}(b).dtype == tl.int1:
         result = a | b
     else:
         result = a + b
