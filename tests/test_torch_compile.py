@@ -216,5 +216,6 @@ def test_library_ops_fullgraph_with_and_without_gradients(grad: bool) -> None:
         torch.testing.assert_close(result, expected)
         got = torch.autograd.grad(result, (a, b, q)) if grad else ()
         for x, y in zip(got, want, strict=True):
-            torch.testing.assert_close(x, y)
+            # Eager and compiled backwards may sum in another order (TF32 on the GPU).
+            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4)
     assert sum(counters["graph_break"].values()) == 0
