@@ -216,6 +216,7 @@ def test_library_ops_fullgraph_with_and_without_gradients(grad: bool) -> None:
         torch.testing.assert_close(result, expected)
         got = torch.autograd.grad(result, (a, b, q)) if grad else ()
         for x, y in zip(got, want, strict=True):
-            # Eager and compiled backwards may sum in another order (TF32 on the GPU).
-            torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4)
+            # On the GPU, eager and compiled backwards may sum in another order (TF32).
+            tolerance = {"rtol": 1e-4, "atol": 1e-4} if ON_GPU else {}
+            torch.testing.assert_close(x, y, **tolerance)
     assert sum(counters["graph_break"].values()) == 0

@@ -232,10 +232,12 @@ def _to_tensor() -> str:
     return "tl.to_tensor" if hasattr(tl, "to_tensor") else "tl.core.to_tensor"
 
 
+_TO_TENSOR = _to_tensor()
+
 _ADD = f"""@triton.jit
 def {naming.ADD}(a, b):
     # + of two bools is their logical or, as in the frameworks (Triton: exclusive or).
-    if {_to_tensor()}(a).dtype == tl.int1 and {_to_tensor()}(b).dtype == tl.int1:
+    if {_TO_TENSOR}(a).dtype == tl.int1 and {_TO_TENSOR}(b).dtype == tl.int1:
         result = a | b
     else:
         result = a + b
