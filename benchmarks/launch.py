@@ -196,7 +196,9 @@ def per_call_rows(calls: int, rounds: int, with_jax: bool) -> list[Row]:
         busy = "" if row.busy is None else f"; host only (GPU kept busy) {row.busy:.1f} µs/call"
         note = f"+sync {row.total:.1f} µs/call{device}{busy}"
         table.append(Row(f"µs/call: {row.name}", f"{row.host:.1f}", note))
-    return table + burst_rows([c for c in cases if c.framework == "jax"], rounds) + rows
+    jax_cases_found = [c for c in cases if c.framework == "jax"]
+    in_program = in_program_rows(rounds) if jax_cases_found else []
+    return table + burst_rows(jax_cases_found, rounds) + in_program + rows
 
 
 BURST = 16
@@ -227,6 +229,59 @@ def burst_rows(cases: list[Any], rounds: int) -> list[Row]:
         table.append(Row(f"µs/call: {case.name}, bursts of {BURST}",
                          f"{statistics.median(samples):.1f}",
                          "host only: synchronised between bursts, off the clock"))  # fmt: skip
+    return table
+
+
+CHAIN = 64
+"""Kernel calls in one jitted program in :func:`in_program_rows`."""
+
+
+def in_program_rows(rounds: int) -> list[Row]:
+    """µs per kernel call inside one jitted program of :data:`CHAIN` dependent calls.
+
+    This is how kernels run in a JAX model: a jitted step launches many of
+    them, so JAX's dispatch of the program (tens of µs on these hosts, the
+    ``jax.jit(jnp.add)`` row) is paid once per step, not per kernel.  Each call
+    adds ``y`` to the previous call's result; XLA launches every call as its own
+    kernel (ours is a custom call; ``jnp.add`` is kept from fusing by
+    ``lax.optimization_barrier``).  Timed to completion, so the device's time per
+    kernel is included: the per-call cost is the larger of the host's launch and
+    the kernel itself.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    gpu = jax.devices("gpu")[0]
+    x = jax.device_put(jnp.zeros(N, dtype=jnp.float16), gpu)
+    y = jax.device_put(jnp.ones(N, dtype=jnp.float16), gpu)
+    out = jax.ShapeDtypeStruct((N,), jnp.float16)
+    kernel = add_kernels()["ours, configuration pinned at make"][0]
+
+    def ours(a: Any, b: Any) -> Any:
+        for _ in range(CHAIN):
+            a = kernel(a, b, out)
+        return a
+
+    def plain(a: Any, b: Any) -> Any:
+        for _ in range(CHAIN):
+            a = jax.lax.optimization_barrier(a + b)
+        return a
+
+    table = []
+    for name, program in (("ours", jax.jit(ours)), ("jnp.add", jax.jit(plain))):
+        if not bool(jnp.all(program(x, y) == CHAIN)):
+            table.append(failed(f"jax: {name} in one jitted program", AssertionError("wrong")))
+            continue
+        samples = []
+        for _ in range(max(rounds, 5)):
+            began = time.perf_counter()
+            for _ in range(20):
+                result = program(x, y)
+            result.block_until_ready()
+            samples.append((time.perf_counter() - began) / (20 * CHAIN) * 1e6)
+        table.append(Row(f"µs/call: jax: {name}, {CHAIN} calls in one jitted program",
+                         f"{statistics.median(samples):.1f}",
+                         "per kernel, device time included (XLA launches each call)"))  # fmt: skip
     return table
 
 
