@@ -67,7 +67,8 @@ def pointwise(*tensors: Tensor, BLOCK_SIZE: Symbol = block_size(1024, 8192)) -> 
 
 def rows(tensor: Tensor, dim: int = -1) -> Tensor:
     """One program per row along ``dim``: the tile is the whole row, one-dimensional
-    (the tile's other dimensions, of size 1, squeezed)."""
+    (the tile's other dimensions, of size 1, squeezed; the library's tensors have
+    symbolic sizes, so the row itself never is a literal 1)."""
     tile_shape = [1] * tensor.ndim
     tile_shape[dim] = -1
     arranged = tensor.tile(tile_shape)
