@@ -4,8 +4,9 @@ The property tests of ``nt-core`` compare meta-operations with the shared
 evaluator, which reads the same bindings code generation reads: a wrong
 binding passes there.  Here each meta-operation runs in a small kernel whose
 result is computed independently with numpy: dilation and strided windows,
-``floor_mode``, ``pad`` (and cropping), ``expand``, a squeeze of a negative
-dim, and tiles whose sizes are not powers of two.  Every shape is a grid of
+``floor_mode``, ``pad`` (and cropping), ``expand``, ``expand_as``, a squeeze
+of a negative dim and of every literal singleton (``squeeze()``), ``flatten()``
+of a strided vector, and tiles whose sizes are not powers of two.  Every shape is a grid of
 several programs with ragged last tiles; outputs are poisoned first.
 """
 
@@ -134,6 +135,48 @@ def test_expand_needs_a_dimension_of_one(framework):
         framework.call(EXPAND_KERNEL, args, {}, outputs=[2])
 
 
+# -- expand_as: broadcasting, as numpy ----------------------------------------
+def broadcast_add(x, bias, y):
+    tile = (2, 4, 8)
+    return x.tile(tile), bias.expand_as(y).tile(tile), y.tile(tile)
+
+
+EXPAND_AS_KERNELS = {
+    pattern: ninetoothed.make(broadcast_add, add, (Tensor(3), Tensor(shape=pattern), Tensor(3)))
+    for pattern in [(1, None), (None, 1, None), (None,)]
+}
+"""Per declared shape of ``bias`` (1: a broadcast dimension): a kernel adding it to ``x``."""
+
+
+@pytest.mark.parametrize("pattern", list(EXPAND_AS_KERNELS))
+@pytest.mark.parametrize("shape", [(3, 5, 21), (1, 1, 1), (2, 9, 8)])
+def test_expand_as(framework, pattern, shape):
+    x = random(*shape)
+    leading = len(shape) - len(pattern)
+    bias_shape = tuple(1 if size == 1 else shape[leading + d] for d, size in enumerate(pattern))
+    bias = random(*bias_shape)
+    args = [
+        framework.from_numpy(x),
+        framework.non_contiguous(bias),
+        framework.poisoned(shape, "float32"),
+    ]
+    (y,) = framework.call(EXPAND_AS_KERNELS[pattern], args, {}, outputs=[2])
+    np.testing.assert_allclose(y, x.astype(np.float64) + bias, rtol=1e-6)
+
+
+def test_expand_as_keeps_symbolic_sizes_checked(framework):
+    """A size that stays symbolic is compared with the output's at the call."""
+    x, bias = random(3, 5, 21), random(1, 20)
+    args = [
+        framework.from_numpy(x),
+        framework.from_numpy(bias),
+        framework.poisoned((3, 5, 21), "float32"),
+    ]
+    pattern = r"'bias' \(shape \(1, 20\), dimension 1: 20\) must have the same size"
+    with pytest.raises(ValueError, match=pattern):
+        framework.call(EXPAND_AS_KERNELS[(1, None)], args, {}, outputs=[2])
+
+
 # -- squeeze of a negative dim -------------------------------------------------
 def column(x, y):
     arranged = x.tile((4, 1))
@@ -154,6 +197,49 @@ def test_squeeze_of_a_negative_dim(framework, rows):
     args = [framework.from_numpy(x), framework.poisoned((rows,), "float32")]
     (y,) = framework.call(SQUEEZE_KERNEL, args, {}, outputs=[1])
     np.testing.assert_array_equal(y, 2 * x[:, 0])
+
+
+# -- squeeze() of every literal singleton: a middle column per program ---------
+def middle_columns(x, y):
+    def arranged(tensor):
+        tiled = tensor.tile((1, 4, 1))
+        tiled.dtype = tiled.dtype.squeeze()
+        return tiled
+
+    return arranged(x), arranged(y)
+
+
+def plus_running_sum(x, y):
+    y = x + ntl.cumsum(x, 0)  # noqa: F841  (along the column only if the tile is 1-D)
+
+
+SQUEEZE_ALL_KERNEL = ninetoothed.make(middle_columns, plus_running_sum, (Tensor(3), Tensor(3)))
+
+
+@pytest.mark.parametrize("shape", [(2, 9, 3), (1, 4, 1)])
+def test_squeeze_without_dim(framework, shape):
+    x = random(*shape)
+    args = [framework.non_contiguous(x), framework.poisoned(shape, "float32")]
+    (y,) = framework.call(SQUEEZE_ALL_KERNEL, args, {}, outputs=[1])
+    chunks = np.split(x.astype(np.float64), range(4, shape[1], 4), axis=1)
+    expected = x + np.concatenate([np.cumsum(chunk, axis=1) for chunk in chunks], axis=1)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+
+
+# -- flatten() of a strided vector ---------------------------------------------
+def flat_vector(x, y):
+    return x.flatten().tile((4,)), y.flatten().tile((4,))
+
+
+FLATTEN_KERNEL = ninetoothed.make(flat_vector, double, (Tensor(1), Tensor(1)))
+
+
+@pytest.mark.parametrize("size", [1, 13])
+def test_flatten_of_a_vector(framework, size):
+    x = random(size)
+    args = [framework.non_contiguous(x), framework.poisoned((size,), "float32")]
+    (y,) = framework.call(FLATTEN_KERNEL, args, {}, outputs=[1])
+    np.testing.assert_array_equal(y, 2 * x)
 
 
 # -- tiles that are not powers of two ------------------------------------------

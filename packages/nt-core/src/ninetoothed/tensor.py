@@ -1,10 +1,10 @@
 """Hierarchical symbolic tensors and their meta-operations.
 
 A :class:`Tensor` holds no data: its ``shape`` and ``strides`` are symbolic.
-Meta-operations (``tile``, ``expand``, ``squeeze``, ``unsqueeze``,
-``permute``, ``flatten``, ``ravel``, ``pad`` and slicing) return new tensors
-and never move data.  ``tile`` makes a hierarchy: the result's ``dtype`` is
-the tensor of one tile.
+Meta-operations (``tile``, ``expand``, ``expand_as``, ``squeeze``,
+``unsqueeze``, ``permute``, ``flatten``, ``ravel``, ``pad`` and slicing)
+return new tensors and never move data.  ``tile`` makes a hierarchy: the
+result's ``dtype`` is the tensor of one tile.
 
 How every element finds its source element
 ------------------------------------------
@@ -30,6 +30,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ninetoothed.broadcasting import broadcast_sizes
 from ninetoothed.checks import (
     as_sequence,
     check_length,
@@ -374,9 +375,35 @@ class Tensor:
         tensor._requirements = requirements
         return tensor
 
-    def squeeze(self, dim: int | Sequence[int]) -> Tensor:
-        """Remove the singleton dimension(s) ``dim``."""
+    def expand_as(self, other: Tensor) -> Tensor:
+        """This level broadcast to the shape of ``other``'s level, as ``torch.Tensor.expand_as``.
+
+        Leading dimensions of size 1 are added up to ``other``'s rank, then every
+        dimension declared with the literal size 1 is expanded to ``other``'s
+        size there; a symbolic size is kept (where the kernel reads both tensors
+        at the same index, calls check that it equals ``other``'s), as is a size
+        equal to ``other``'s.  Two different literal sizes are an error.  So
+        ``Tensor(shape=(1, None)).expand_as(Tensor(3))`` is a row read by every
+        row of a 3-D output.  See :mod:`ninetoothed.broadcasting`.
+        """
+        if not isinstance(other, Tensor):
+            raise MetaOperationError(
+                f"expand_as on {self._source.name}: other must be a Tensor, got "
+                f"{type(other).__name__} {other!r}"
+            )
+        leading, sizes = broadcast_sizes(self.shape, other.shape, self._source.name)
+        tensor = self
+        for _ in range(leading):
+            tensor = tensor.unsqueeze(0)
+        return tensor.expand(sizes)
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """Remove the singleton dimension(s) ``dim``; without ``dim``, every dimension
+        whose size is the literal 1 (as ``torch.squeeze``: a symbolic size is kept,
+        even if it is 1 at run time)."""
         operation = "squeeze"
+        if dim is None:
+            dim = tuple(i for i, d in enumerate(self._dims) if is_literal(d.size, 1))
         targets = normalize_dims(dim, self.ndim, operation, self._source.name)
         bindings = dict(self._bindings)
         requirements = dict(self._requirements)
@@ -429,7 +456,9 @@ class Tensor:
         Unlike ``torch.flatten``, ``end_dim`` is exclusive (as in a slice), so
         ``flatten(end_dim=3)`` on six dimensions merges the first three and
         ``flatten(start_dim=1)`` merges all but the first.  The merged index is
-        row-major: the last merged dimension varies fastest.
+        row-major: the last merged dimension varies fastest.  Merging one
+        dimension (``flatten()`` of a 1-D tensor) leaves it as it is, so code
+        that flattens a tensor of any rank needs no special case.
         """
         start, stop, _ = slice(start_dim, end_dim).indices(self.ndim)
         if start_dim is not None and not -self.ndim <= start_dim <= self.ndim:
@@ -447,6 +476,8 @@ class Tensor:
                 f"flatten on {self._source.name}: start_dim {start_dim} must come before "
                 f"end_dim {end_dim} (exclusive) among {self.ndim} dimensions"
             )
+        if stop - start == 1:  # one dimension merged: itself (a 1-D tensor's flatten())
+            return self._derive(self._dims, dict(self._bindings), self._dtype)
         merged = self._dims[start:stop]
         new = Dim(fresh_variable(), product([d.size for d in merged]))
         bindings = dict(self._bindings)

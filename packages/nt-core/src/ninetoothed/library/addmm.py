@@ -11,7 +11,7 @@ import functools
 
 import ninetoothed.language as ntl
 from ninetoothed.library import mm
-from ninetoothed.library.tiling import Pattern, Premade, Tile, broadcast
+from ninetoothed.library.tiling import Pattern, Premade, Tile
 from ninetoothed.symbol import Symbol
 from ninetoothed.tensor import Tensor
 
@@ -30,7 +30,7 @@ def arrangement(
     """``mm``'s arrangement of ``mat1``, ``mat2`` and ``output``; ``input`` like ``output``."""
     blocks = (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K)
     mat1_arranged, mat2_arranged, output_arranged = mm.arrangement(mat1, mat2, output, *blocks)
-    _, _, input_arranged = mm.arrangement(mat1, mat2, broadcast(input, output), *blocks)
+    _, _, input_arranged = mm.arrangement(mat1, mat2, input.expand_as(output), *blocks)
     return input_arranged, mat1_arranged, mat2_arranged, beta, alpha, output_arranged
 
 

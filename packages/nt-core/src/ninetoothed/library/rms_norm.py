@@ -47,8 +47,8 @@ def premake(ndim: int, weighted: bool, num_warps: int = 4) -> Premade:
     """The kernel for ``ndim``-D tensors, with or without a weight, with ``num_warps`` warps."""
     input, output = (Tensor(ndim, shape_options=constexpr_at(ndim)) for _ in range(2))
     options = {"num_warps": num_warps}
-    if not weighted:
-        tensors = (input, Tensor(0), output)
-        return Premade(unweighted_arrangement, unweighted_application, tensors, options)
-    weight = Tensor(1, shape_options={"constexpr": True})
-    return Premade(arrangement, application, (input, weight, Tensor(0), output), options)
+    if weighted:
+        weight = Tensor(1, shape_options={"constexpr": True})
+        return Premade(arrangement, application, (input, weight, Tensor(0), output), options)
+    tensors = (input, Tensor(0), output)
+    return Premade(unweighted_arrangement, unweighted_application, tensors, options)

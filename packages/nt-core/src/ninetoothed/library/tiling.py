@@ -1,10 +1,9 @@
 """Arrangement pieces the library's kernels share, written with meta-operations only.
 
-* :func:`broadcast` lines a tensor up with an output of higher or equal rank,
-  as broadcasting does: missing leading dimensions are added and dimensions
-  declared with a literal size 1 are expanded (``Tensor(shape=(1, None))``).
-* :func:`flat_blocks` is one block of ``block`` elements per program over all
-  elements of a tensor of any rank and any strides.
+* :func:`pointwise` broadcasts every tensor to the output with the language's
+  ``expand_as`` (``Tensor(shape=(1, None))`` declares a broadcast row) and cuts
+  it into :func:`flat_blocks`: one block of ``block`` elements per program
+  over all elements of a tensor of any rank and any strides.
 * :func:`rows` is one whole row (dimension ``dim``) per program, the row a
   1-D tile; :func:`row_vector` lines a 1-D tensor (a weight) up with those rows.
 
@@ -42,60 +41,45 @@ class Premade(NamedTuple):
     """The kernel's name; the module's by default."""
 
 
-def constexpr_at(ndim: int, dim: int = -1, **options: Any) -> tuple[dict[str, Any] | None, ...]:
+def constexpr_at(ndim: int, dim: int = -1, **options: Any) -> tuple[dict[str, Any], ...]:
     """``shape_options`` that make only size ``dim`` of an ``ndim``-D tensor constexpr.
 
     A whole row as one tile needs its length at compile time (tile sizes are
     powers of two, padded); ``options`` add to that size's options.
     """
-    along = dim % ndim
-    return tuple({"constexpr": True, **options} if d == along else None for d in range(ndim))
-
-
-def broadcast(tensor: Tensor, like: Tensor) -> Tensor:
-    """``tensor`` broadcast to the shape of ``like``: leading dimensions added, sizes
-    declared as a literal 1 expanded."""
-    arranged = tensor
-    for _ in range(like.ndim - tensor.ndim):
-        arranged = arranged.unsqueeze(0)
-    sizes = tuple(
-        target if isinstance(size, int) and size == 1 else -1
-        for size, target in zip(arranged.shape, like.shape)
-    )
-    return arranged.expand(sizes) if any(size != -1 for size in sizes) else arranged
+    shape_options: list[dict[str, Any]] = [{}] * ndim  # no options: the same empty dict
+    shape_options[dim] = {"constexpr": True, **options}
+    return tuple(shape_options)
 
 
 def flat_blocks(tensor: Tensor, block: Any) -> Tensor:
     """Blocks of ``block`` consecutive elements (row-major) of a tensor of any rank."""
-    flat = tensor.flatten() if tensor.ndim > 1 else tensor
-    return flat.tile((block,))
+    return tensor.flatten().tile((block,))
 
 
 def pointwise(*tensors: Tensor, BLOCK_SIZE: Symbol = block_size(1024, 8192)) -> tuple[Tensor, ...]:
     """The arrangement of element-wise kernels: every tensor broadcast to the last
-    one (the output) and cut into blocks of ``BLOCK_SIZE`` elements, one per program."""
-    output = tensors[-1]
-    return tuple(flat_blocks(broadcast(tensor, output), BLOCK_SIZE) for tensor in tensors)
+    one (the output, ``expand_as``) and cut into blocks of ``BLOCK_SIZE`` elements,
+    one per program."""
+    *_, output = tensors
+    return tuple(flat_blocks(tensor.expand_as(output), BLOCK_SIZE) for tensor in tensors)
 
 
 def rows(tensor: Tensor, dim: int = -1) -> Tensor:
-    """One program per row along ``dim``: the tile is the whole row, one-dimensional."""
-    ndim = tensor.ndim
-    along = dim % ndim
-    arranged = tensor.tile(tuple(-1 if d == along else 1 for d in range(ndim)))
-    others = tuple(d for d in range(ndim) if d != along)
-    if others:
-        arranged.dtype = arranged.dtype.squeeze(others)
+    """One program per row along ``dim``: the tile is the whole row, one-dimensional
+    (the tile's other dimensions, of size 1, squeezed; the library's tensors have
+    symbolic sizes, so the row itself never is a literal 1)."""
+    tile_shape = [1] * tensor.ndim
+    tile_shape[dim] = -1
+    arranged = tensor.tile(tile_shape)
+    arranged.dtype = arranged.dtype.squeeze()
     return arranged
 
 
 def row_vector(vector: Tensor, like: Tensor) -> Tensor:
     """A 1-D tensor as the same whole-row tile for every row of ``like`` (rows along
     the last dimension, arranged by :func:`rows`)."""
-    arranged = vector.tile((-1,))
-    for _ in range(like.ndim - 1):
-        arranged = arranged.unsqueeze(0)
-    return arranged.expand(like.shape)
+    return vector.tile((-1,)).expand_as(like)
 
 
 def ones(count: int) -> tuple[int, ...]:
