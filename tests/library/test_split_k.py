@@ -63,9 +63,10 @@ def test_mm_of_a_few_rows(framework, ops, passes):
 
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))
 def test_bmm(framework, ops, passes, dtype):
+    """``mat2`` transposed (strided), as attention's ``k`` is."""
     a, b = random((3, 20, 150), dtype), random((3, 150, 18), dtype)
     with pinned_splits(3):
-        result = ops.bmm(framework.from_numpy(a), framework.from_numpy(b))
+        result = ops.bmm(framework.from_numpy(a), framework.non_contiguous(b))
     assert passes == [3]
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
 
@@ -137,6 +138,15 @@ def test_the_rule_picks_a_split_by_itself(framework, ops, passes):
     a, b = random((20, 520), "float32"), random((520, 16), "float32")
     result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
     assert len(passes) == 1 and passes[0] > 1
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)
+
+
+def test_an_empty_reduction_is_not_split(framework, ops, passes):
+    """k = 0 has no chunks to cut (their length would be 0): zeros, one kernel."""
+    a, b = random((5, 0), "float32"), random((0, 7), "float32")
+    with pinned_splits(3):
+        result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
+    assert passes == []
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)
 
 

@@ -72,7 +72,10 @@ def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None 
     """``S``, the chunks to cut a reduction of ``depth`` into, for ``batch`` products
     of ``rows`` x ``columns`` (``tallest``: the thin tiles' rows, if any); 1 for no
     split.  Under :func:`~ninetoothed.library.pinned_block_sizes` the pinned size
-    stands for both the tile and the step; :func:`pinned_splits` overrides the rule."""
+    stands for both the tile and the step; :func:`pinned_splits` overrides the rule,
+    except for an empty reduction (chunks of no length), which is never split."""
+    if depth == 0:
+        return 1
     if _PINNED_SPLITS[0] is not None:
         return _PINNED_SPLITS[0]
     size = pinned()
