@@ -192,6 +192,19 @@ def gemm_tasks() -> list[Task]:
     ]  # fmt: skip
 
 
+def decoding_tasks() -> list[Task]:
+    """mm of decoding's shape, 2 rows through a Llama Linear layer's 4096 x 4096
+    weight: 32 tiles of 16 x 128 for 132 processors, so our op splits the
+    reduction (``frontend.split``; run only when named)."""
+    shapes = [(2, 4096), (4096, 4096)]
+    return [
+        Task("mm_decode", "mm((2, 4096), (4096, 4096)): decoding, split-K",
+             matrices(shapes, [(2, 50), (50, 45)]), torch.mm, mm.mm, torch.mm,
+             lambda a, b: nbytes(a, b) + 2 * a.shape[0] * b.shape[1], "memory", ("mm",),
+             paper=False, default=False),
+    ]  # fmt: skip
+
+
 def row_tasks() -> list[Task]:
     """rms_norm, rope and softmax at the paper's shapes; rope half-split too."""
     row = [(4096, 4096)]
@@ -259,6 +272,7 @@ def all_tasks() -> list[Task]:
     tasks = (
         elementwise_tasks()
         + gemm_tasks()
+        + decoding_tasks()
         + row_tasks()
         + [sdpa_task("sdpa", False), sdpa_task("sdpa_causal", True)]
         + extra_tasks()

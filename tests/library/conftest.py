@@ -6,7 +6,7 @@ fails the comparison).  Block sizes are pinned small (16, or what a test asks
 for with ``@pytest.mark.block(n)``): under Triton's interpreter, tuning would
 pick the largest configuration, one program for a small test, and hide every
 bug of a second program.  On the GPU nothing is pinned: the ops tune as users
-see them.
+see them.  ``passes`` records the split-K products the ops run.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 from support.base import ON_GPU
 
 from ninetoothed.library import pinned_block_sizes
+from ninetoothed.library.frontend import split
 
 
 @pytest.fixture
@@ -33,3 +34,17 @@ def ops(
         return
     with pinned_block_sizes(marker.args[0] if marker else 16):
         yield module
+
+
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The chunk counts of the split-K products the ops run (one entry per first pass)."""
+    counts: list[int] = []
+    original = split.partial_products
+
+    def recorded(framework: Any, found: Any, operands: Any, shape: Any, count: int) -> Any:
+        counts.append(count)
+        return original(framework, found, operands, shape, count)
+
+    monkeypatch.setattr(split, "partial_products", recorded)
+    return counts

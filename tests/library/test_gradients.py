@@ -21,6 +21,8 @@ import pytest
 from support.base import ON_GPU
 from support.library import RNG, assert_close
 
+from ninetoothed.library import pinned_splits
+
 
 def _references(name: str) -> dict[str, Callable[..., Any]]:
     """Each op written with framework ``name``'s own functions."""
@@ -177,6 +179,23 @@ def _random(*shapes: tuple[int, ...]) -> list[np.ndarray]:
 )
 def test_op_gradients(framework, ops, op, shapes, kwargs):
     _check(framework, ops, op, _random(*shapes), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("op", "shapes", "kwargs"),
+    [
+        ("mm", [(37, 70), (70, 33)], {}),
+        ("bmm", [(2, 20, 70), (2, 70, 18)], {}),
+        ("addmm", [(33,), (37, 70), (70, 33)], {"beta": 0.5, "alpha": 2.0}),
+    ],
+    ids=lambda value: "" if isinstance(value, (list, dict)) else str(value),
+)
+def test_split_product_gradients(framework, ops, passes, op, shapes, kwargs):
+    """The products' forward split in 3 chunks (5 ``k`` tiles: 2, 2 and 1) is still
+    differentiated by their rules."""
+    with pinned_splits(3):
+        _check(framework, ops, op, _random(*shapes), **kwargs)
+    assert passes == [3]
 
 
 @pytest.mark.parametrize("interleaved", [True, False])

@@ -6,9 +6,8 @@ every dimension of the grid, and ``k`` takes several steps.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from support.library import assert_close, dtype_params, f64, random
+from support.library import assert_close, conv2d, dtype_params, f64, random
 
 
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))
@@ -46,21 +45,6 @@ def test_addmm(framework, ops, dtype, input_shape):
     result = ops.addmm(*given, beta=0.5, alpha=2.0)
     expected = 0.5 * f64(input) + 2.0 * (f64(a) @ f64(b))
     assert_close(framework.to_numpy(result), expected, dtype, matrix=True)
-
-
-def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1)) -> np.ndarray:
-    """Cross-correlation in float64, straight from the definition."""
-    x = np.pad(f64(x), ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
-    (n, _, h, width), (k, _, r, s) = x.shape, w.shape
-    p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
-    q = (width - dilation[1] * (s - 1) - 1) // stride[1] + 1
-    output = np.zeros((n, k, p, q))
-    for i in range(r):
-        for j in range(s):
-            rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (p - 1) + 1, stride[0])
-            columns = slice(j * dilation[1], j * dilation[1] + stride[1] * (q - 1) + 1, stride[1])
-            output += np.einsum("nchw,kc->nkhw", x[:, :, rows, columns], f64(w[:, :, i, j]))
-    return output
 
 
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))

@@ -124,6 +124,11 @@ def cases() -> dict[
     }
 
 
+SPLIT = {"conv2d": [6]}
+"""The paper's products that split-K serves, with their chunk counts
+(:mod:`ninetoothed.library.frontend.split`'s rule: 20 tiles of 128 x 128 for
+132 processors); the others keep their single kernel."""
+
 NAMES = [
     "add", "addmm", "bmm", "conv2d", "mm", "rms_norm", "rope", "rope_half", "sdpa",
     "sdpa_causal", "silu", "softmax", "max_pool2d", "swiglu", "fused_add_rms_norm",
@@ -132,8 +137,9 @@ NAMES = [
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", NAMES)
-def test_paper_shape(framework, ops, name, dtype):
+def test_paper_shape(framework, ops, passes, name, dtype):
     shapes, call, reference, matrix = cases()[name]
     arrays = [random(shape, dtype) for shape in shapes]
     result = call(ops, *(framework.from_numpy(a) for a in arrays))
     assert_close(framework.to_numpy(result), _reference(reference, *arrays), dtype, matrix)
+    assert passes == SPLIT.get(name, [])

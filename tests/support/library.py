@@ -74,3 +74,18 @@ def assert_close(actual: Any, expected: np.ndarray, dtype: str, matrix: bool = F
 def f64(array: np.ndarray) -> np.ndarray:
     """``array`` in float64."""
     return np.asarray(array, dtype=np.float64)
+
+
+def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1)) -> np.ndarray:
+    """Cross-correlation in float64, straight from the definition."""
+    x = np.pad(f64(x), ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    (n, _, h, width), (k, _, r, s) = x.shape, w.shape
+    p = (h - dilation[0] * (r - 1) - 1) // stride[0] + 1
+    q = (width - dilation[1] * (s - 1) - 1) // stride[1] + 1
+    output = np.zeros((n, k, p, q))
+    for i in range(r):
+        for j in range(s):
+            rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (p - 1) + 1, stride[0])
+            columns = slice(j * dilation[1], j * dilation[1] + stride[1] * (q - 1) + 1, stride[1])
+            output += np.einsum("nchw,kc->nkhw", x[:, :, rows, columns], f64(w[:, :, i, j]))
+    return output

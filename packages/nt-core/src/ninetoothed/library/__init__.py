@@ -6,7 +6,9 @@ One module per op holds its ``arrangement``, its ``application`` and
 ``max_pool2d``, ``mm``, ``rms_norm``, ``rotary_position_embedding``,
 ``scaled_dot_product_attention``, ``silu``, ``softmax`` and ``swiglu``.  What
 they share is defined once: ``mm``'s arrangement and application serve
-``bmm``, ``addmm`` and ``conv2d`` (the paper's implicit GEMM), and
+``bmm``, ``addmm`` and ``conv2d`` (the paper's implicit GEMM), and their
+split-K form (``mm_split``, then ``split_sum``) serves outputs too small to
+fill the GPU;
 :mod:`~ninetoothed.library.tiling` holds the element-wise and row-wise
 arrangements.
 
@@ -17,10 +19,13 @@ exposed per framework as ``nt_torch.ops``, ``nt_paddle.ops`` and
 
 :func:`pinned_block_sizes` builds kernels with a fixed block size instead of
 tuning them (tests), and :func:`made_kernels` lists the kernels made so far
-(their ``source``, their tuned configuration).
+(their ``source``, their tuned configuration).  :func:`pinned_splits` makes the
+matrix-multiplication ops split their reductions into a fixed number of chunks
+(1: never) instead of choosing (tests).
 """
 
 from ninetoothed.library.frontend.kernels import made as made_kernels
 from ninetoothed.library.frontend.kernels import pinned_block_sizes
+from ninetoothed.library.frontend.split import pinned_splits
 
-__all__ = ["made_kernels", "pinned_block_sizes"]
+__all__ = ["made_kernels", "pinned_block_sizes", "pinned_splits"]

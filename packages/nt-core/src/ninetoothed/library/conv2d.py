@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from ninetoothed.library import mm
+from ninetoothed.library import mm, mm_split
 from ninetoothed.library.tiling import Premade
 from ninetoothed.symbol import Symbol, block_size
 from ninetoothed.tensor import Tensor
@@ -28,18 +28,15 @@ paper's (4, 512, 14, 14) x (512, 512, 3, 3) is 576 x 512 x 4608: 128 x 128 block
 20 programs for 132 SMs, 64 x 64 blocks 72)."""
 
 
-def arrangement(
+def operands(
     input: Tensor,
     filter: Tensor,
-    output: Tensor,
     stride: Pair = (1, 1),
     padding: Pair = (0, 0),
     dilation: Pair = (1, 1),
-    BLOCK_SIZE_M: Symbol = BLOCK_SIZE_M,
-    BLOCK_SIZE_N: Symbol = BLOCK_SIZE_N,
-    BLOCK_SIZE_K: Symbol = BLOCK_SIZE_K,
-) -> tuple[Tensor, Tensor, Tensor]:
-    """The convolution as ``mm(input windows, filter)`` into the output's positions."""
+) -> tuple[Tensor, Tensor]:
+    """The convolution's GEMM operands: the input windows as an (N*P*Q, C*R*S) matrix
+    and the filter as a (C*R*S, K) one."""
     if any(padding):
         input = input.pad(((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
     input_arranged = input.tile(
@@ -56,17 +53,51 @@ def arrangement(
     filter_arranged = filter.flatten(start_dim=1)
     filter_arranged = filter_arranged.permute((1, 0))
 
-    output_arranged = output.permute((0, 2, 3, 1)).flatten(end_dim=3)
+    return input_arranged, filter_arranged
 
-    blocks = (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K)
-    return mm.arrangement(input_arranged, filter_arranged, output_arranged, *blocks)
+
+def positions(output: Tensor) -> Tensor:
+    """An (N, K, P, Q) output as the (N*P*Q, K) matrix of its positions' channels (a
+    workspace (S, N, K, P, Q) as S such matrices)."""
+    first = output.ndim - 4
+    order = (*range(first), first, first + 2, first + 3, first + 1)
+    return output.permute(order).flatten(start_dim=first, end_dim=first + 3)
+
+
+def arrangement(
+    input: Tensor,
+    filter: Tensor,
+    output: Tensor,
+    stride: Pair = (1, 1),
+    padding: Pair = (0, 0),
+    dilation: Pair = (1, 1),
+    BLOCK_SIZE_M: Symbol = BLOCK_SIZE_M,
+    BLOCK_SIZE_N: Symbol = BLOCK_SIZE_N,
+    BLOCK_SIZE_K: Symbol = BLOCK_SIZE_K,
+    split: bool = False,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The convolution as ``mm(input windows, filter)`` into the output's positions.
+
+    With ``split``, split-K (:mod:`~ninetoothed.library.mm_split`): ``output`` is a
+    float32 workspace (S, N, K, P, Q) of ``S`` partial convolutions, each in the
+    output's layout, which :mod:`~ninetoothed.library.split_sum` adds."""
+    windows, matrix = operands(input, filter, stride, padding, dilation)
+    product = mm_split.arrangement if split else mm.arrangement
+    return product(windows, matrix, positions(output), BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K)
 
 
 application = mm.application
 
 
-def premake(stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Premade:
-    """The kernel for one stride, padding and dilation."""
-    tensors = (Tensor(4), Tensor(4, shape_options={"constexpr": True}), Tensor(4))
-    arranged = functools.partial(arrangement, stride=stride, padding=padding, dilation=dilation)
-    return Premade(arranged, application, tensors, mm.TUNING)
+def premake(
+    stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1), split: bool = False
+) -> Premade:
+    """The kernel for one stride, padding and dilation; with ``split``, the split-K
+    partial products into a 5-D workspace."""
+    filter = Tensor(4, shape_options={"constexpr": True})
+    tensors = (Tensor(4), filter, Tensor(5 if split else 4))
+    arranged = functools.partial(
+        arrangement, stride=stride, padding=padding, dilation=dilation, split=split
+    )
+    name = "conv2d_split" if split else None
+    return Premade(arranged, application, tensors, mm.TUNING, name=name)

@@ -49,6 +49,11 @@ def pinned_block_sizes(size: int) -> Iterator[None]:
         _PINNED[0] = previous
 
 
+def pinned() -> int | None:
+    """The block size pinned by :func:`pinned_block_sizes`, or None (tuned)."""
+    return _PINNED[0]
+
+
 def kernel(module: ModuleType, **variant: Any) -> Kernel:
     """The kernel of ``module`` for ``variant`` (``premake``'s arguments), made once."""
     return getattr(_MADE, variant_name(module, tuple(sorted(variant.items()))))  # type: ignore[no-any-return]

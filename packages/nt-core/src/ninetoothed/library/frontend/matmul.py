@@ -1,4 +1,9 @@
-"""The matrix-multiplication ops: ``mm``, ``bmm``, ``addmm`` and ``conv2d``."""
+"""The matrix-multiplication ops: ``mm``, ``bmm``, ``addmm`` and ``conv2d``.
+
+Each runs one kernel when its output has enough tiles to fill the GPU, and
+split-K's two (:mod:`~ninetoothed.library.frontend.split`) when it has not:
+decoding's products of a few rows, small convolutions.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from ninetoothed.library import addmm as addmm_kernel
 from ninetoothed.library import bmm as bmm_kernel
 from ninetoothed.library import conv2d as conv2d_kernel
 from ninetoothed.library import mm as mm_kernel
-from ninetoothed.library.frontend import common
+from ninetoothed.library import mm_split
+from ninetoothed.library.frontend import common, split
 from ninetoothed.library.frontend.framework import Framework
 from ninetoothed.library.frontend.kernels import kernel
 
@@ -33,7 +39,13 @@ def mm(framework: Framework, input: Any, mat2: Any) -> Any:
     common.rank("mm", "input", infos["input"], 2)
     common.rank("mm", "mat2", infos["mat2"], 2)
     _inner("mm", a, b)
-    found = kernel(mm_kernel, ndim=2, tallest=mm_kernel.tallest_block(a[0]))
+    tallest = mm_kernel.tallest_block(a[0])
+    count = split.splits(1, a[0], b[1], a[1], tallest)
+    if count > 1:
+        found = kernel(mm_split, ndim=2, tallest=tallest)
+        parts = split.partial_products(framework, found, [input, mat2], (a[0], b[1]), count)
+        return split.total(framework, parts, input, (a[0], b[1]))
+    found = kernel(mm_kernel, ndim=2, tallest=tallest)
     (output,) = framework.run(found, [input, mat2, framework.empty(input, (a[0], b[1]))], [2])
     return output
 
@@ -46,8 +58,15 @@ def bmm(framework: Framework, input: Any, mat2: Any) -> Any:
     common.rank("bmm", "input", infos["input"], 3)
     common.rank("bmm", "mat2", infos["mat2"], 3)
     _inner("bmm", a, b)
-    found = kernel(bmm_kernel, tallest=mm_kernel.tallest_block(a[1]))
-    output = framework.empty(input, (a[0], a[1], b[2]))
+    tallest = mm_kernel.tallest_block(a[1])
+    shape = (a[0], a[1], b[2])
+    count = split.splits(a[0], a[1], b[2], a[2], tallest)
+    if count > 1:
+        found = kernel(mm_split, ndim=3, tallest=tallest)
+        parts = split.partial_products(framework, found, [input, mat2], shape, count)
+        return split.total(framework, parts, input, shape)
+    found = kernel(bmm_kernel, tallest=tallest)
+    output = framework.empty(input, shape)
     return framework.run(found, [input, mat2, output], [2])[0]
 
 
@@ -76,11 +95,15 @@ def addmm(
     bias = infos["input"].shape
     if len(bias) > 2 or common.broadcast_shapes("addmm", bias, shape) != shape:
         raise LaunchError(f"addmm: input of shape {bias} does not broadcast to {shape}")
-    found = kernel(
-        addmm_kernel,
-        input_pattern=common.pattern(bias, shape),
-        tallest=mm_kernel.tallest_block(a[0]),
-    )
+    pattern, tallest = common.pattern(bias, shape), mm_kernel.tallest_block(a[0])
+    count = split.splits(1, a[0], b[1], a[1], tallest)
+    if count > 1:
+        found = kernel(mm_split, ndim=2, tallest=tallest)
+        parts = split.partial_products(framework, found, [mat1, mat2], shape, count)
+        return split.total_addmm(
+            framework, parts, input, pattern, (float(beta), float(alpha)), shape
+        )
+    found = kernel(addmm_kernel, input_pattern=pattern, tallest=tallest)
     arguments = [input, mat1, mat2, float(beta), float(alpha), framework.empty(mat1, shape)]
     return framework.run(found, arguments, [5])[0]
 
@@ -118,6 +141,12 @@ def conv2d(
     q = _output_size(w, s, steps[1], pads[1], spacing[1])
     if p <= 0 or q <= 0:
         raise LaunchError(f"conv2d: the filter ({r}, {s}) does not fit the input ({h}, {w})")
-    found = kernel(conv2d_kernel, stride=steps, padding=pads, dilation=spacing)
+    variant = {"stride": steps, "padding": pads, "dilation": spacing}
+    count = split.splits(1, n * p * q, k, c * r * s)
+    if count > 1:
+        found = kernel(conv2d_kernel, split=True, **variant)
+        parts = split.partial_products(framework, found, [input, weight], (n, k, p, q), count)
+        return split.total(framework, parts, input, (n, k, p, q))
+    found = kernel(conv2d_kernel, **variant)
     output = framework.empty(input, (n, k, p, q))
     return framework.run(found, [input, weight, output], [2])[0]
