@@ -12,7 +12,7 @@ others store the sum.
 from __future__ import annotations
 
 import ninetoothed.language as ntl
-from ninetoothed.library.tiling import Pattern, Premade, Tile, broadcast, flat_blocks
+from ninetoothed.library.tiling import Pattern, Premade, Tile, flat_blocks
 from ninetoothed.symbol import Symbol, block_size
 from ninetoothed.tensor import Tensor
 
@@ -62,7 +62,7 @@ def addmm_arrangement(
 ) -> tuple[Tensor, ...]:
     """:func:`arrangement`, with ``input`` broadcast to the output in the same blocks."""
     parts, output_arranged = arrangement(workspace, output, BLOCK_SIZE)
-    input_arranged = flat_blocks(broadcast(input, output), BLOCK_SIZE)
+    input_arranged = flat_blocks(input.expand_as(output), BLOCK_SIZE)
     return parts, input_arranged, beta, alpha, output_arranged
 
 
