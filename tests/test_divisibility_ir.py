@@ -10,7 +10,6 @@ not folding ``check | True``) leaves every mask in place and fails here.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -21,21 +20,8 @@ from ninetoothed.library import scaled_dot_product_attention as sdpa
 from ninetoothed.library.frontend import kernels
 from nt_triton import gpu_check
 from nt_triton.abi import ParameterKind
+from nt_triton.gpu_check import masked_memory_operations as masked
 from nt_triton.kernel import TritonKernel
-
-MEMORY = re.compile(r"\btt\.(load|store) ([^:]*):")
-
-
-def masked(ir: str) -> tuple[int, int]:
-    """How many loads and stores the IR has with a mask, and without."""
-    with_mask = without = 0
-    for operation, operands in MEMORY.findall(ir):
-        count = len(re.findall(r"%[\w.#]+", operands))
-        if count > (1 if operation == "load" else 2):
-            with_mask += 1
-        else:
-            without += 1
-    return with_mask, without
 
 
 def generated(kernel: Any) -> TritonKernel:

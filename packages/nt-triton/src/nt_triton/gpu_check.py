@@ -15,6 +15,7 @@ that fails with every one is refused (the first failure is reported).
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 import warnings
 from collections.abc import Iterator, Mapping
@@ -175,6 +176,22 @@ def triton_ir(
     stages: dict[str, Any] = {}
     make_backend(made.target).add_stages(stages, made.options, made.source.language)
     return str(stages["ttir"](made.module, {}))
+
+
+_MEMORY = re.compile(r"\btt\.(load|store) ([^:]*):")
+
+
+def masked_memory_operations(ir: str) -> tuple[int, int]:
+    """How many ``tt.load`` and ``tt.store`` of Triton IR (as printed) have a mask operand,
+    and how many have none."""
+    with_mask = without = 0
+    for operation, operands in _MEMORY.findall(ir):
+        count = len(re.findall(r"%[\w.#]+", operands))
+        if count > (1 if operation == "load" else 2):  # pointers (and the stored value)
+            with_mask += 1
+        else:
+            without += 1
+    return with_mask, without
 
 
 class _Made(NamedTuple):
