@@ -124,7 +124,10 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     # Tile range checks vanish where this is a multiple of the tile (codegen.divisibility).
     for aligned in signature.of_kind(ParameterKind.SIZE_ALIGNMENT):
         size = f"({aligned.expression})"
-        lines.append(f"    {aligned.name} = min({size} & -{size}, {aligned.cap}) or 1")
+        # 1 for an empty (or, after a slice, negative) extent: no tile divides it.
+        lines.append(
+            f"    {aligned.name} = min({size} & -{size}, {aligned.cap}) if {size} > 0 else 1"
+        )
     # An output whose elements overlap (stride 0 over more than one element, as
     # from expand) would be written by several programs at once: torch refuses
     # such writes, so do we.
