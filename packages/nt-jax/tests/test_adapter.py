@@ -447,12 +447,16 @@ def test_plan_autotuned_kernel_with_struct_output(version: tuple[int, ...]) -> N
     assert (plan.num_warps, plan.num_stages) == (None, None)
     assert plan.input_output_aliases == {}
     names = [name for name, _ in plan.layout.parameters]
-    assert "z_pointer" not in names and names[-3:] == [
+    aligned = [f"ninetoothed_aligned_{i}" for i in range(3)]
+    assert "z_pointer" not in names and names[-6:] == [
         "ninetoothed_output_0",
         "ninetoothed_int64",
+        *aligned,
         *generated.spec.meta_symbols,
     ]
-    assert plan.metaparams == {"ninetoothed_int64": False}
+    # The host's constexprs, the sizes' alignments included (100 = 4 * 25), whatever
+    # configuration jax-triton's autotuner then tries.
+    assert plan.metaparams == {"ninetoothed_int64": False, **dict.fromkeys(aligned, 4)}
     (z,) = simulate_jax_triton(plan, version, fake.configs[-1])
     np.testing.assert_allclose(z, x + y, rtol=1e-6)
 

@@ -72,7 +72,8 @@ def test_add_signature(add_kernel: codegen.GeneratedSource) -> None:
     assert (
         "def add_kernel(x_pointer, y_pointer, z_pointer, x_size_0, x_stride_0, y_size_0, "
         "y_stride_0, z_size_0, z_stride_0, ninetoothed_int64: tl.constexpr, "
-        "BLOCK: tl.constexpr):"
+        "ninetoothed_aligned_0: tl.constexpr, ninetoothed_aligned_1: tl.constexpr, "
+        "ninetoothed_aligned_2: tl.constexpr, BLOCK: tl.constexpr):"
     ) in lines(add_kernel)
 
 
@@ -82,7 +83,9 @@ def test_add_loads_are_hoisted_masked_and_stored(add_kernel: codegen.GeneratedSo
         "ninetoothed_grid_index_0 = ninetoothed_program_id",
         "x_arange_1_0 = tl.arange(0, BLOCK)",
         "x_pointers_0 = x_pointer + (ninetoothed_grid_index_0 * BLOCK + x_arange_1_0) * x_stride_0",
-        "x_mask_1 = ninetoothed_grid_index_0 * BLOCK + x_arange_1_0 < x_size_0",
+        # The range check vanishes where the host finds BLOCK dividing x_size_0.
+        "x_mask_1 = (ninetoothed_grid_index_0 * BLOCK + x_arange_1_0 < x_size_0) "
+        "| (ninetoothed_aligned_0 % BLOCK == 0)",
         "x_tile_2 = tl.load(x_pointers_0, mask=x_mask_1)",
         "tl.store(z_pointers_6, ninetoothed_add(x_tile_2, y_tile_5), mask=z_mask_7)",
         "x_stride_0 = tl.cast(x_stride_0, tl.int64)",
@@ -130,8 +133,9 @@ def test_matmul_loop_loads_tiles_per_iteration(matmul_kernel: codegen.GeneratedS
         "input_arange_2_0) * input_stride_0 + (k * BLOCK_K + input_arange_2_1) * input_stride_1)"
     ) in body
     assert (
-        "input_mask_1 = (ninetoothed_grid_index_0 * BLOCK_M + input_arange_2_0 < input_size_0) "
-        "& (k * BLOCK_K + input_arange_2_1 < input_size_1)"
+        "input_mask_1 = ((ninetoothed_grid_index_0 * BLOCK_M + input_arange_2_0 < input_size_0) "
+        "| (ninetoothed_aligned_0 % BLOCK_M == 0)) & ((k * BLOCK_K + input_arange_2_1 < "
+        "input_size_1) | (ninetoothed_aligned_1 % BLOCK_K == 0))"
     ) in body
     assert "accumulator += tl.dot(input_tile_2, other_tile_5)" in body
     store = "tl.store(output_pointers_6, accumulator, mask=output_mask_7)"

@@ -55,6 +55,9 @@ def test_arguments_follow_the_signature() -> None:
         "y_size_0": 100,
         "y_stride_0": 1,
         "ninetoothed_int64": False,
+        # 100 = 4 * 25: tiles of B divide it only for B <= 4.
+        "ninetoothed_aligned_0": 4,
+        "ninetoothed_aligned_1": 4,
     }
     assert callable(plan.grid) and plan.meta is None
     assert plan.grid({"B": 32}) == (4,)

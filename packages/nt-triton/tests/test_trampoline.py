@@ -45,7 +45,9 @@ def test_source() -> None:
     source = reversed_pointers().source()
     assert (
         "def add_test(z_pointer, y_pointer, x_pointer, x_size_0, x_stride_0, y_size_0, "
-        "y_stride_0, z_size_0, z_stride_0, ninetoothed_int64: tl.constexpr):"
+        "y_stride_0, z_size_0, z_stride_0, ninetoothed_int64: tl.constexpr, "
+        "ninetoothed_aligned_0: tl.constexpr, ninetoothed_aligned_1: tl.constexpr, "
+        "ninetoothed_aligned_2: tl.constexpr):"
     ) in source
     assert "    x_size_0 = x_size_0 // 16 * 16\n" in source
     assert f"    {naming.CALLEE}(x_pointer, y_pointer, z_pointer, x_size_0," in source
@@ -59,7 +61,8 @@ def test_runs_the_kernel_in_the_other_order() -> None:
     trampoline = reversed_pointers()
     function = trampoline.load(KERNEL.function)
     arguments = [values[name] for name, constexpr in trampoline.parameters if not constexpr]
-    function[plan.grid](*arguments, ninetoothed_int64=False)
+    constexprs = {name: values[name] for name, constexpr in trampoline.parameters if constexpr}
+    function[plan.grid](*arguments, **constexprs)
     torch.testing.assert_close(z, x + 3)
 
 

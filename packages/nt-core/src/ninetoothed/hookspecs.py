@@ -54,7 +54,8 @@ class SignatureParameter(Protocol):
 
     nt-triton's :class:`nt_triton.abi.KernelParameter` is one; ``kind`` is one
     of ``"pointer"``, ``"size"``, ``"stride"``, ``"scalar"``, ``"symbol"``,
-    ``"padded_size"``, ``"int64_flag"``, ``"meta"``.
+    ``"padded_size"``, ``"int64_flag"``, ``"layout_flag"``, ``"size_alignment"``,
+    ``"meta"``.
     """
 
     @property

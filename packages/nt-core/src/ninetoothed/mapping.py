@@ -58,6 +58,12 @@ class Binding:
     sliced: bool = False
     """Made by a slice or ``pad``: the new dimension's extent, not the source size,
     bounds the walk (so :mod:`ninetoothed.agreement` ties no size through it)."""
+    divisor: SymbolLike | None = None
+    """Set by ``tile`` with the step equal to the tile size and no dilation (not floored):
+    the tile size ``t`` of ``outer * t + inner``.  With ``outer`` below its count
+    ``ceil(bound / t)`` and ``inner`` below ``t``, the range holds for every element
+    exactly when ``bound`` is a multiple of ``t`` (code generators may drop the check
+    then)."""
 
 
 @dataclass(frozen=True)

@@ -331,8 +331,13 @@ class Tensor:
                 outer_size = self._tile_count(index, dim, tile_size, stride, spacing, floor_mode)
             outer = Dim(fresh_variable(), outer_size)
             inner = Dim(fresh_variable(), tile_size)
+            # Tiles side by side (the step is the tile, no gaps, no floor): the range
+            # holds wherever the size is a multiple of the tile (see Binding.divisor).
+            plain = same_size(stride, tile_size) and is_literal(spacing, 1) and not floor_mode
             bindings[dim.variable] = Binding(
-                Symbol(outer.variable) * stride + Symbol(inner.variable) * spacing, dim.size
+                Symbol(outer.variable) * stride + Symbol(inner.variable) * spacing,
+                dim.size,
+                divisor=tile_size if plain else None,
             )
             outer_dims.append(outer)
             inner_dims.append(inner)

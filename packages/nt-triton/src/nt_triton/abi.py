@@ -4,9 +4,9 @@ Code generation produces one :class:`KernelSignature` per kernel: the
 ``@triton.jit`` function's parameters in order, each a
 :class:`KernelParameter` saying what it carries (a tensor's pointer, size or
 stride, a scalar, a symbol the caller gives, a padded tile size, the 64-bit
-flag, or a value auto-tuning chooses).  Host code, trampolines and external
-launchers (jax-triton) read the signature; none of them matches parameters by
-their names.
+flag, a layout flag, a size's alignment, or a value auto-tuning chooses).
+Host code, trampolines and external launchers (jax-triton) read the
+signature; none of them matches parameters by their names.
 
 The parameters a launch passes positionally are :attr:`KernelSignature.host`
 (every kind but :attr:`ParameterKind.META`), in order; the meta parameters
@@ -55,6 +55,11 @@ class ParameterKind(str, enum.Enum):
     """Whether some dimensions of a tensor lie as one contiguous block, so a flattened
     index addresses them at once (computed on the host: ``expression`` is the condition)."""
 
+    SIZE_ALIGNMENT = "size_alignment"
+    """The largest power of two, at most ``cap``, dividing a size (``expression``); 1 for
+    an empty dimension.  Computed on the host; tile range checks vanish where it is a
+    multiple of the tile size (see ``nt_triton.codegen.divisibility``)."""
+
     META = "meta"
     """Chosen by auto-tuning, or pinned by the caller; a padded size derived from meta
     symbols when ``expression`` is set."""
@@ -79,7 +84,11 @@ class KernelParameter:
     """For sizes and strides: the source dimension."""
 
     expression: SymbolLike | None = None
-    """For padded sizes (host or meta): the size that is padded."""
+    """For padded sizes (host or meta): the size that is padded; for layout flags, the
+    condition; for size alignments, the size."""
+
+    cap: SymbolLike | None = None
+    """For size alignments: the largest alignment worth telling apart (a power of two)."""
 
     @property
     def passed_by_host(self) -> bool:

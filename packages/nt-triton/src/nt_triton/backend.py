@@ -20,7 +20,7 @@ from nt_triton.codegen import GeneratedSource
 from nt_triton.host import host_filename, host_source
 from nt_triton.kernel import TritonKernel
 
-_HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG)
+_HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG, ParameterKind.SIZE_ALIGNMENT)
 """Constexpr parameters the host computes (no caller gives them)."""
 
 

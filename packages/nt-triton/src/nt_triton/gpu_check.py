@@ -15,10 +15,11 @@ that fails with every one is refused (the first failure is reported).
 from __future__ import annotations
 
 import contextlib
+import re
 import types
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
 
 import triton.language as tl
 
@@ -153,7 +154,57 @@ def _types(
     return types_, constants
 
 
-def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, Any]) -> None:
+def triton_ir(
+    spec: KernelSpec,
+    function: Any,
+    signature: KernelSignature,
+    constants: Mapping[str, Any],
+    element: str = "fp16",
+) -> str:
+    """The kernel's Triton IR after Triton's own TTIR passes (canonicalised), for a
+    Hopper target: what a test reads to see which loads and stores stay masked.
+
+    ``constants`` gives constexpr parameters by name (tile sizes, size alignments; the
+    64-bit flag is off, layout flags on, others :data:`PLACEHOLDER_CONSTANT`);
+    ``element`` types the pointers and scalars the spec leaves undeclared.  Runs
+    on a machine without a GPU; ``function`` may be interpreted or not.
+    """
+    jit_function = _compilable(function, _MADE)
+    made = _front_end(jit_function, *_types(spec, signature, dict(constants), element))
+    from triton.compiler import make_backend
+
+    stages: dict[str, Any] = {}
+    make_backend(made.target).add_stages(stages, made.options, made.source.language)
+    return str(stages["ttir"](made.module, {}))
+
+
+_MEMORY = re.compile(r"\btt\.(load|store) ([^:]*):")
+
+
+def masked_memory_operations(ir: str) -> tuple[int, int]:
+    """How many ``tt.load`` and ``tt.store`` of Triton IR (as printed) have a mask operand,
+    and how many have none."""
+    with_mask = without = 0
+    for operation, operands in _MEMORY.findall(ir):
+        count = len(re.findall(r"%[\w.#]+", operands))
+        if count > (1 if operation == "load" else 2):  # pointers (and the stored value)
+            with_mask += 1
+        else:
+            without += 1
+    return with_mask, without
+
+
+class _Made(NamedTuple):
+    """The front end's product and what made it (the context must outlive the module)."""
+
+    module: Any
+    options: Any
+    source: Any
+    target: Any
+    context: Any
+
+
+def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, Any]) -> _Made:
     """Triton IR for ``function`` (raises what the front end raises)."""
     import triton
     import triton.compiler.code_generator  # noqa: F401  (imported while interpreting)
@@ -174,13 +225,14 @@ def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, An
     # functions return bare values): compile as the GPU would, then restore.
     with triton.knobs.runtime.scope(), _pristine_language():
         triton.knobs.runtime.interpret = False
-        source.make_ir(
+        module = source.make_ir(
             target,
             options,
             backend.get_codegen_implementation(options),
             backend.get_module_map(),
             context,
         )
+    return _Made(module, options, source, target, context)
 
 
 def _compilable(function: Any, made: dict[Any, Any]) -> Any:
@@ -194,7 +246,8 @@ def _compilable(function: Any, made: dict[Any, Any]) -> Any:
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
-    python = function.fn if isinstance(function, InterpretedFunction) else function
+    # An interpreted function's Python, or on a GPU machine a JITFunction's.
+    python = function.fn if isinstance(function, (InterpretedFunction, JITFunction)) else function
     if python in made:
         return made[python]
     namespace = dict(python.__globals__)

@@ -87,7 +87,8 @@ def host_source(spec: KernelSpec, generated: GeneratedSource) -> str:
 
 
 def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
-    """Sizes, strides, scalars and symbols as locals; the 64-bit flag; padded sizes."""
+    """Sizes, strides, scalars and symbols as locals; the 64-bit flag, layout flags and
+    size alignments; padded sizes."""
     lines = []
     tensors = spec.tensor_parameters
     for index, parameter in enumerate(tensors):
@@ -120,6 +121,13 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     lines.append(f"    {n.INT64_FLAG} = {flag}")
     for layout in signature.of_kind(ParameterKind.LAYOUT_FLAG):
         lines.append(f"    {layout.name} = bool({layout.expression})")
+    # Tile range checks vanish where this is a multiple of the tile (codegen.divisibility).
+    for aligned in signature.of_kind(ParameterKind.SIZE_ALIGNMENT):
+        size = f"({aligned.expression})"
+        # 1 for an empty (or, after a slice, negative) extent: no tile divides it.
+        lines.append(
+            f"    {aligned.name} = min({size} & -{size}, {aligned.cap}) if {size} > 0 else 1"
+        )
     # An output whose elements overlap (stride 0 over more than one element, as
     # from expand) would be written by several programs at once: torch refuses
     # such writes, so do we.

@@ -7,7 +7,8 @@ subscripts for middle levels, ``tl.arange`` for the tile — and the bindings
 are resolved down to the source tensor's own variables: one index expression
 per source dimension.  The ranges the bindings recorded become the mask,
 leaving out those that hold by construction (a live variable against its own
-size).
+size); a tile's check that holds whenever its size divides the dimension's
+vanishes at compile time when the call's sizes say so (:mod:`divisibility`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import jagged, naming, ordering, separable
+from nt_triton.codegen import divisibility, jagged, naming, ordering, separable
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import block_size, block_variables
 from nt_triton.codegen.views import View
@@ -47,6 +48,7 @@ def addressing(context: Context, view: View) -> Addressing:
         tile_names = set().union(*(names_in(value) for value in block.values()))
         bindings = jagged.entry_bounds(context, view, bindings, indices[0], tile_names)
     mask: list[SymbolLike] = []
+    jagged_source = parameter.source.jagged_dim is not None
     for variable, binding in bindings.items():
         if binding.bound is None:
             continue
@@ -54,13 +56,15 @@ def addressing(context: Context, view: View) -> Addressing:
         if not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
             value, binding.bound
         ):
-            mask.append(value < binding.bound)
+            mask.append(divisibility.check(context, value, binding, jagged_source))
         if binding.may_be_negative and not (isinstance(value, int) and value >= 0):
             mask.append(value >= 0)
-    for level_dim in view.level.dims:
+    for dim, level_dim in enumerate(view.level.dims):
         variable_value = block.get(level_dim.variable)
         if isinstance(variable_value, Symbol) and level_dim.variable not in ranges:
-            mask.append(variable_value < context.expression(level_dim.size))
+            extent = block_size(context, parameter, view.depth, dim)
+            size = context.expression(level_dim.size)
+            mask.append(divisibility.padding_check(variable_value, size, extent))
     mask = [term for term in mask if term is not True]
     if any(term is False for term in mask):
         mask = [False]

@@ -38,6 +38,16 @@ class PaddedSize:
         return any(symbol.meta for symbol in self.size.free_symbols.values())
 
 
+@dataclass(frozen=True)
+class Alignment:
+    """A constexpr parameter the host sets to the largest power of two, at most ``cap``,
+    that divides ``size`` (see :mod:`~nt_triton.codegen.divisibility`)."""
+
+    name: str
+    size: SymbolLike
+    cap: SymbolLike
+
+
 class Context:
     """Spec, renaming, and the facts the stages collect; see the module docstring."""
 
@@ -67,6 +77,9 @@ class Context:
         """Outermost loops begun so far."""
         self.flags: dict[str, Symbol] = {}
         """Layout flags (see ``separable.Chain``) -> their conditions, for the host."""
+        self.alignments: dict[tuple[str, str], Alignment] = {}
+        """Sizes the host reports the alignment of, by their text and their cap's
+        (see :mod:`~nt_triton.codegen.divisibility`)."""
         self.loop_tiles: list[tuple[SymbolLike, ...]] = []
         self.has_loop = False
         self.loaded: set[str] = set()
@@ -94,6 +107,7 @@ class Context:
                     self.expression(binding.expression),
                     None if binding.bound is None else self.expression(binding.bound),
                     binding.may_be_negative,
+                    divisor=None if binding.divisor is None else self.expression(binding.divisor),
                 )
                 for variable, binding in parameter.arranged.all_bindings().items()
             }

@@ -62,14 +62,16 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
 
     def term_code(term: SymbolLike) -> ast.expr:
         node = context.code(term)
-        if block_names and not names_in(term) & block_names and isinstance(node, ast.Compare):
+        # A check that vanishes on divisibility is ``(check) | (a % t == 0)``.
+        check = node.left if isinstance(node, ast.BinOp) else node
+        if block_names and not names_in(term) & block_names and isinstance(check, ast.Compare):
             # A scalar condition is compared after broadcasting to the tile:
             # Triton's interpreter rejects masks built from scalar booleans.  A
             # literal or a constexpr size is no Triton tensor, which broadcast_to
             # needs; adding it to a tile of zeros takes either, and a run-time
             # int64 size stays int64 (tl.full would cast it to the tile's type).
             zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
-            node.left = ast.BinOp(zeros, ast.Add(), node.left)
+            check.left = ast.BinOp(zeros, ast.Add(), check.left)
         return node
 
     if mixed:

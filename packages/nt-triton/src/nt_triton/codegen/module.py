@@ -108,8 +108,9 @@ def _signature(context: Context) -> KernelSignature:
     """The kernel's parameters, in order (see :mod:`nt_triton.abi`).
 
     Pointers; the sizes and strides the code uses; scalars; run-time then
-    constexpr symbols (sorted); host-padded sizes; the 64-bit flag; then what
-    tuning supplies: meta symbols (sorted) and the padded sizes derived from them.
+    constexpr symbols (sorted); host-padded sizes; the 64-bit flag; layout flags;
+    size alignments; then what tuning supplies: meta symbols (sorted) and the
+    padded sizes derived from them.
     """
     spec = context.spec
     used = context.used_names
@@ -147,6 +148,10 @@ def _signature(context: Context) -> KernelSignature:
     parameters += [
         KernelParameter(name, kind.LAYOUT_FLAG, True, expression=condition)
         for name, condition in context.flags.items()
+    ]
+    parameters += [
+        KernelParameter(a.name, kind.SIZE_ALIGNMENT, True, expression=a.size, cap=a.cap)
+        for a in context.alignments.values()
     ]
     parameters += [KernelParameter(n, kind.META, True) for n in sorted(spec.meta_symbols)]
     parameters += [

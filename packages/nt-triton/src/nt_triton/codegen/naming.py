@@ -183,3 +183,8 @@ def trampoline(kernel_name: str, launcher: str) -> str:
 def flat(parameter: str, dims: tuple[int, ...]) -> str:
     """The layout flag: whether ``parameter``'s source dimensions ``dims`` lie as one."""
     return f"{PREFIX}{parameter}_flat_{'_'.join(map(str, dims))}"
+
+
+def aligned(index: int) -> str:
+    """The alignment of a size the host reports (number ``index``; see ``divisibility``)."""
+    return f"{PREFIX}aligned_{index}"
