@@ -108,9 +108,10 @@ def make(
     ``tensors`` holds the parameters' symbolic tensors; other values in it
     (slices, ints, tuples …) are handed to the arrangement as they are, as
     compile-time constants, and are not kernel parameters.  ``options`` go
-    to the backend: ``num_warps``, ``num_stages``, ``configs`` (pinned
-    auto-tuning configurations, a list of dicts of meta values with optional
-    ``num_warps``/``num_stages``), ``max_num_configs``; ``kernel_name`` is
+    to the backend: ``num_warps``, ``num_stages``, ``maxnreg`` (register caps
+    per thread, an int or a tuple of ints and None, tuned over), ``configs``
+    (pinned auto-tuning configurations, a list of dicts of meta values with
+    optional ``num_warps``/``num_stages``/``maxnreg``), ``max_num_configs``; ``kernel_name`` is
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
     :func:`ninetoothed.options.check_options`).

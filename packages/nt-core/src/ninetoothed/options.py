@@ -17,7 +17,7 @@ from typing import Any
 
 from ninetoothed.symbol import is_power_of_two
 
-BACKEND_OPTIONS = ("num_warps", "num_stages", "max_num_configs", "configs")
+BACKEND_OPTIONS = ("num_warps", "num_stages", "maxnreg", "max_num_configs", "configs")
 """Options handed to the code-generation backend (see :func:`check_options`)."""
 
 UPSTREAM_OPTIONS = ("kernel_name", "caller", "output_dir")
@@ -71,6 +71,7 @@ def check_options(
     backend = {key: value for key, value in options.items() if key in BACKEND_OPTIONS}
     _check_launch_option(function, "num_warps", backend.get("num_warps"), power_of_two=True)
     _check_launch_option(function, "num_stages", backend.get("num_stages"), power_of_two=False)
+    _check_maxnreg(function, backend.get("maxnreg"))
     _check_max_num_configs(function, backend.get("max_num_configs"))
     _check_configs(function, backend.get("configs"))
     return name, backend
@@ -104,6 +105,26 @@ def _check_launch_option(function: str, option: str, value: Any, *, power_of_two
             raise ValueError(f"{function}: {option} must not be negative, got {item}")
 
 
+def _check_maxnreg(function: str, value: Any) -> None:
+    """``maxnreg``: Triton's cap on registers per thread, an int, or a tuple of ints and
+    None (no cap) to tune over."""
+    if value is None:
+        return
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not values:
+        raise ValueError(f"{function}: maxnreg is an empty {type(value).__name__}")
+    for item in values:
+        if item is None:
+            continue
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise TypeError(
+                f"{function}: maxnreg must be an int, None or a tuple of them, got "
+                f"{type(item).__name__} {item!r}"
+            )
+        if not 24 <= item <= 255:
+            raise ValueError(f"{function}: maxnreg must be between 24 and 255, got {item}")
+
+
 def _check_max_num_configs(function: str, value: Any) -> None:
     """``max_num_configs``: a positive int (or None, no cap)."""
     if value is None:
@@ -123,5 +144,5 @@ def _check_configs(function: str, value: Any) -> None:
     if not isinstance(value, (tuple, list)) or not all(isinstance(c, Mapping) for c in value):
         raise TypeError(
             f"{function}: configs must be a list of dicts of meta values (with optional "
-            f"num_warps and num_stages), got {value!r}"
+            f"num_warps, num_stages and maxnreg), got {value!r}"
         )

@@ -165,9 +165,14 @@ def _autotuned(
 
         autotune = autotune or triton.autotune
         config = config or triton.Config
+    # jax-triton compiles without register caps (maxnreg): configurations that differ
+    # only in their cap are one configuration here.
+    distinct: dict[Any, Any] = {}
+    for c in kernel.configurations:
+        distinct.setdefault((tuple(sorted(c.kwargs().items())), c.num_warps, c.num_stages), c)
     triton_configs = [
         config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
-        for c in kernel.configurations
+        for c in distinct.values()
     ]
     tuned = autotune(configs=triton_configs, key=key)(function)
     if not fake:

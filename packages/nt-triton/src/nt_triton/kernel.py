@@ -163,11 +163,14 @@ class TritonKernel:
         configuration (deterministic, no GPU).
         """
         arguments, grid, meta = plan.arguments, plan.grid, plan.meta
+        cap: dict[str, int] = {}
         if meta is not None:
             num_warps, num_stages = self._launch_options
         else:
             config = self.tuner.interpreted() if knobs.interpreting() else self.configurations[0]
             meta, num_warps, num_stages = config.kwargs(), config.num_warps, config.num_stages
+            if config.maxnreg is not None and not knobs.interpreting():
+                cap = {"maxnreg": config.maxnreg}
         if self.gpu_check_pending:
             self._check_for_gpu(arguments, meta)
         resolved = grid(meta) if callable(grid) else grid
@@ -176,7 +179,9 @@ class TritonKernel:
         from triton.errors import TritonError
 
         try:
-            self.function[resolved](*arguments, **meta, num_warps=num_warps, num_stages=num_stages)
+            self.function[resolved](
+                *arguments, **meta, num_warps=num_warps, num_stages=num_stages, **cap
+            )
         except TritonError as error:
             # Triton names a dtype, not the argument that has it: name the parameter.
             raise failures.explained(

@@ -121,12 +121,19 @@ def triton_type(dtype: str) -> str:
 
 
 def compile_kernel(
-    function: Any, specialisation: Specialisation, target: Any, num_warps: int, num_stages: int
+    function: Any,
+    specialisation: Specialisation,
+    target: Any,
+    num_warps: int,
+    num_stages: int,
+    maxnreg: int | None = None,
 ) -> Any:
     """The ``CompiledKernel`` (from Triton's disk cache when there), not loaded."""
     import triton
 
-    options = {"num_warps": num_warps, "num_stages": num_stages}
+    options: dict[str, Any] = {"num_warps": num_warps, "num_stages": num_stages}
+    if maxnreg is not None:
+        options["maxnreg"] = maxnreg
     return triton.compile(specialisation.source(function), target=target, options=options)
 
 

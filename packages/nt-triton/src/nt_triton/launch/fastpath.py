@@ -234,7 +234,7 @@ class FastLauncher:
         values = list(prepared.arguments) + [meta[p.name] for p in self.kernel.signature.meta]
         return self._bind(
             bound, values, grid, device, configuration.num_warps, configuration.num_stages,
-            self.reads.capturing,
+            self.reads.capturing, configuration.maxnreg,
         )  # fmt: skip
 
     def _tuning_call(self, call: _Call) -> TuningCall:
@@ -261,6 +261,7 @@ class FastLauncher:
                 "target": [target.backend, target.arch, target.warp_size],
                 "num_warps": configuration.num_warps,
                 "num_stages": configuration.num_stages,
+                "maxnreg": configuration.maxnreg,
             }
 
         def launch(configuration: tuning.Configuration) -> Callable[[], None]:
@@ -347,6 +348,7 @@ class FastLauncher:
         num_warps: int,
         num_stages: int,
         capturing: Callable[[], bool],
+        maxnreg: int | None = None,
     ) -> Callable[..., Any]:
         """The launch function of this call's specialisation (compiled and loaded once)."""
         padded = [int(g) for g in grid] + [1, 1, 1]
@@ -357,7 +359,7 @@ class FastLauncher:
         parameters = [(p.name, p.constexpr) for p in kernel.signature]
         pointer_types = self._pointer_types(bound)
         specialisation = compiled.specialise(parameters, values, pointer_types)
-        entry_key = (specialisation, num_warps, num_stages, device)
+        entry_key = (specialisation, num_warps, num_stages, maxnreg, device)
         loaded = self._loaded.get(entry_key)
         if loaded is None:
             if capturing():
@@ -369,17 +371,23 @@ class FastLauncher:
             with self._lock:
                 loaded = self._loaded.get(entry_key)
                 if loaded is None:
-                    loaded = self._load(specialisation, num_warps, num_stages)
+                    loaded = self._load(specialisation, num_warps, num_stages, maxnreg)
                     self._loaded[entry_key] = loaded
         others = [values[i] for i in self._per_call.others]
         return loaded.bind(grid3, others)
 
-    def _load(self, specialisation: compiled.Specialisation, warps: int, stages: int) -> Any:
+    def _load(
+        self,
+        specialisation: compiled.Specialisation,
+        warps: int,
+        stages: int,
+        maxnreg: int | None = None,
+    ) -> Any:
         import triton
 
         target = triton.runtime.driver.active.get_current_target()
         binary = compiled.compile_kernel(
-            self.kernel.function, specialisation, target, warps, stages
+            self.kernel.function, specialisation, target, warps, stages, maxnreg
         )
         return compiled.Loaded(binary, self._per_call.order)
 

@@ -80,6 +80,7 @@ def configuration_entry(configuration: tuning.Configuration) -> dict[str, Any]:
         "extra": dict(configuration.extra),
         "num_warps": configuration.num_warps,
         "num_stages": configuration.num_stages,
+        "maxnreg": configuration.maxnreg,
     }
 
 
@@ -90,6 +91,7 @@ def from_entry(entry: dict[str, Any]) -> tuning.Configuration:
         int(entry["num_warps"]),
         int(entry["num_stages"]),
         {k: int(v) for k, v in entry.get("extra", {}).items()},
+        None if entry.get("maxnreg") is None else int(entry["maxnreg"]),
     )
 
 
@@ -263,7 +265,8 @@ def _count(failures: dict[str, int], error: BaseException) -> None:
 
 def _describe(configuration: tuning.Configuration) -> str:
     values = " ".join(f"{k}={v}" for k, v in configuration.values.items())
-    return f"{values} w{configuration.num_warps} s{configuration.num_stages}"
+    cap = "" if configuration.maxnreg is None else f" r{configuration.maxnreg}"
+    return f"{values} w{configuration.num_warps} s{configuration.num_stages}{cap}"
 
 
 def _versions() -> list[str]:

@@ -41,7 +41,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     )
     began = time.perf_counter()
     kernel = compile_kernel(
-        function, specialisation, GPUTarget(*job["target"]), job["num_warps"], job["num_stages"]
+        function,
+        specialisation,
+        GPUTarget(*job["target"]),
+        job["num_warps"],
+        job["num_stages"],
+        job.get("maxnreg"),
     )
     return {
         "ok": True,
