@@ -86,15 +86,24 @@ def _unknown(function: str, option: str, known: tuple[str, ...]) -> str:
     return message + f"; it takes {', '.join(known)}"
 
 
+def _launch_option_values(function: str, option: str, value: Any) -> tuple[Any, ...]:
+    """A launch option's values: one, or a non-empty tuple or list of them to tune over."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not values:
+        raise ValueError(f"{function}: {option} is an empty {type(value).__name__}")
+    return values
+
+
+def _is_int(item: Any) -> bool:
+    return isinstance(item, int) and not isinstance(item, bool)
+
+
 def _check_launch_option(function: str, option: str, value: Any, *, power_of_two: bool) -> None:
     """``num_warps`` (a power of two) or ``num_stages``: an int, or a tuple of them to tune over."""
     if value is None:
         return
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if not values:
-        raise ValueError(f"{function}: {option} is an empty {type(value).__name__}")
-    for item in values:
-        if not isinstance(item, int) or isinstance(item, bool):
+    for item in _launch_option_values(function, option, value):
+        if not _is_int(item):
             raise TypeError(
                 f"{function}: {option} must be an int or a tuple of ints, got "
                 f"{type(item).__name__} {item!r}"
@@ -110,18 +119,13 @@ def _check_maxnreg(function: str, value: Any) -> None:
     None (no cap) to tune over."""
     if value is None:
         return
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if not values:
-        raise ValueError(f"{function}: maxnreg is an empty {type(value).__name__}")
-    for item in values:
-        if item is None:
-            continue
-        if not isinstance(item, int) or isinstance(item, bool):
+    for item in _launch_option_values(function, "maxnreg", value):
+        if item is not None and not _is_int(item):
             raise TypeError(
                 f"{function}: maxnreg must be an int, None or a tuple of them, got "
                 f"{type(item).__name__} {item!r}"
             )
-        if not 24 <= item <= 255:
+        if item is not None and not 24 <= item <= 255:
             raise ValueError(f"{function}: maxnreg must be between 24 and 255, got {item}")
 
 
