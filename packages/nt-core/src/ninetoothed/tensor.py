@@ -54,6 +54,7 @@ from ninetoothed.mapping import (
     fresh_variable,
     unite,
 )
+from ninetoothed.reshaping import flatten_range, merged_bindings, padded_dims, tile_count
 from ninetoothed.slicing import index_level
 from ninetoothed.symbol import Symbol, SymbolLike, product
 
@@ -328,7 +329,9 @@ class Tensor:
             if whole and is_literal(spacing, 1) and stride is tile_size:
                 outer_size: SymbolLike = 1
             else:
-                outer_size = self._tile_count(index, dim, tile_size, stride, spacing, floor_mode)
+                outer_size = tile_count(
+                    self._source.name, index, dim, tile_size, stride, spacing, floor_mode
+                )
             outer = Dim(fresh_variable(), outer_size)
             inner = Dim(fresh_variable(), tile_size)
             # Tiles side by side (the step is the tile, no gaps, no floor): the range
@@ -465,35 +468,12 @@ class Tensor:
         dimension (``flatten()`` of a 1-D tensor) leaves it as it is, so code
         that flattens a tensor of any rank needs no special case.
         """
-        start, stop, _ = slice(start_dim, end_dim).indices(self.ndim)
-        if start_dim is not None and not -self.ndim <= start_dim <= self.ndim:
-            raise MetaOperationError(
-                f"flatten on {self._source.name}: start_dim {start_dim} is out of range "
-                f"for {self.ndim} dimensions"
-            )
-        if end_dim is not None and not -self.ndim <= end_dim <= self.ndim:
-            raise MetaOperationError(
-                f"flatten on {self._source.name}: end_dim {end_dim} is out of range "
-                f"for {self.ndim} dimensions"
-            )
-        if stop <= start:
-            raise MetaOperationError(
-                f"flatten on {self._source.name}: start_dim {start_dim} must come before "
-                f"end_dim {end_dim} (exclusive) among {self.ndim} dimensions"
-            )
+        start, stop = flatten_range(self._source.name, self.ndim, start_dim, end_dim)
         if stop - start == 1:  # one dimension merged: itself (a 1-D tensor's flatten())
             return self._derive(self._dims, dict(self._bindings), self._dtype)
         merged = self._dims[start:stop]
         new = Dim(fresh_variable(), product([d.size for d in merged]))
-        bindings = dict(self._bindings)
-        inner_size: SymbolLike = 1
-        for position in range(len(merged) - 1, -1, -1):
-            dim = merged[position]
-            expression = Symbol(new.variable) // inner_size
-            if position > 0:
-                expression = expression % dim.size
-            bindings[dim.variable] = Binding(expression, None)
-            inner_size = inner_size * dim.size
+        bindings = {**self._bindings, **merged_bindings(merged, new)}
         dims = self._dims[:start] + (new,) + self._dims[stop:]
         return self._derive(dims, bindings, self._dtype)
 
@@ -514,34 +494,9 @@ class Tensor:
         """
         padding = as_sequence(padding, "pad", "padding")
         self._check_length(padding, "pad", "padding")
-        dims: list[Dim] = []
         bindings = dict(self._bindings)
-        for index, (dim, pair) in enumerate(zip(self._dims, padding)):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise MetaOperationError(
-                    f"pad on {self._source.name}: padding[{index}] must be a (before, after) "
-                    f"pair, got {pair!r}"
-                )
-            before, after = pair
-            check_size(before, "padding", index, negative=True)
-            check_size(after, "padding", index, negative=True)
-            if is_literal(before, 0) and is_literal(after, 0):
-                dims.append(dim)
-                continue
-            size = dim.size + before + after
-            if isinstance(size, int) and size < 0:
-                raise MetaOperationError(
-                    f"pad on {self._source.name}: padding[{index}] = {pair!r} crops more than "
-                    f"the {dim.size} elements of dimension {index}"
-                )
-            new = Dim(fresh_variable(), size)
-            # The padded extent, not the source size, bounds the walk: an unpadded
-            # parameter read at the same index may be longer (sliced: ties nothing).
-            bindings[dim.variable] = Binding(
-                Symbol(new.variable) - before, dim.size, may_be_negative=True, sliced=True
-            )
-            dims.append(new)
-        return self._derive(tuple(dims), bindings, self._dtype)
+        dims = padded_dims(self._source.name, self._dims, padding, bindings)
+        return self._derive(dims, bindings, self._dtype)
 
     def __getitem__(self, key: Any) -> Tensor:
         """Slice this level: ints, slices (negative and stepped), ``None`` and ``...``."""
@@ -588,28 +543,3 @@ class Tensor:
 
     def _normalize_index(self, dim: Any, operation: str) -> int:
         return normalize_index(dim, self.ndim, operation, self._source.name)
-
-    def _tile_count(
-        self,
-        index: int,
-        dim: Dim,
-        tile_size: SymbolLike,
-        stride: SymbolLike,
-        spacing: SymbolLike,
-        floor_mode: bool,
-    ) -> SymbolLike:
-        """How many tiles ``tile`` makes along ``dim`` (the last may stick out unless floored)."""
-        span = spacing * (tile_size - 1)
-        if floor_mode:
-            count = (dim.size - span - 1) // stride + 1
-        else:
-            count = (dim.size - span - 1 + stride - 1) // stride + 1
-        if isinstance(count, int) and count <= 0 and isinstance(dim.size, int):
-            if dim.size > 0:
-                raise MetaOperationError(
-                    f"tile on {self._source.name}: a tile of size {tile_size} (dilation "
-                    f"{spacing}) does not fit dimension {index} of size {dim.size} even "
-                    f"once with stride {stride}"
-                )
-            count = 0
-        return count
