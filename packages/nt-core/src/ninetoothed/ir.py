@@ -208,6 +208,11 @@ def _parameters(
 ) -> list[Parameter]:
     """The application's parameters paired with their source and arranged tensors."""
     names = application_parameters(application)
+    if len(arranged) < len(sources) and len(arranged) == len(names):
+        # Upstream pairs the application's parameters with the arrangement's
+        # results, so an arrangement may leave given tensors out (ntops's
+        # attention drops its KV-cache tensors): keep those it returned.
+        sources = _returned_sources(sources, arranged, names)
     if len(names) != len(sources):
         raise ArrangementError(
             f"the application {application.__name__} takes {len(names)} parameters "
@@ -234,6 +239,32 @@ def _parameters(
             result = result.one_element_per_program()
         parameters.append(Parameter(parameter_name, source, result))
     return parameters
+
+
+def _returned_sources(
+    sources: tuple[Tensor, ...], arranged: tuple[Tensor, ...], names: list[str]
+) -> tuple[Tensor, ...]:
+    """The given tensors the arrangement returned, checked to keep their order.
+
+    Each result must come from a distinct given tensor, in the order they
+    were given, so that the call's arguments (in parameter order) are the
+    tensors the arrangement saw.
+    """
+    remaining = list(sources)
+    kept: list[Tensor] = []
+    for parameter_name, result in zip(names, arranged):
+        source = result.source if isinstance(result, Tensor) else None
+        while remaining and remaining[0] is not source:
+            remaining.pop(0)
+        if not remaining:
+            given = ", ".join(tensor.name for tensor in sources)
+            raise ArrangementError(
+                f"the arrangement returned {len(arranged)} tensors for {len(sources)} given "
+                f"({given}); the result for {parameter_name!r} must be derived from one of "
+                "them, each once and in the order given"
+            )
+        kept.append(remaining.pop(0))
+    return tuple(kept)
 
 
 def _symbols(parameters: list[Parameter]) -> dict[str, Symbol]:

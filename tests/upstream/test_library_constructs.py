@@ -1,0 +1,215 @@
+"""Constructs that operator libraries written for upstream use (found running ntops).
+
+Each test is a minimal program of our own for one construct that a large
+body of upstream kernels (InfiniTensor's ntops) relies on: an arrangement
+that leaves some given tensors out, a constexpr scalar fixed at ``make`` and
+passed again at the call, ``Tensor(dtype=int)``, indexing one element of a
+tile with a run-time value, declaring a source tensor's sizes by assigning
+``shape``, and ``x.data_ptr()`` of an arranged parameter.
+"""
+
+import functools
+import os
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Tensor
+
+DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+
+
+def rows_arrangement(x, scale, bias, cache, y, with_bias, BLOCK_SIZE=ninetoothed.block_size()):
+    """Rows of ``x`` and ``y``; ``cache`` is given but left out (an unused KV cache)."""
+
+    def rows(tensor):
+        arranged = tensor.tile((1, BLOCK_SIZE))
+        arranged.dtype = arranged.dtype.squeeze(0)
+        return arranged
+
+    return rows(x), scale, bias, rows(y), with_bias
+
+
+def scale_rows(x, scale, bias, y, with_bias):
+    if with_bias:
+        y = x * scale + bias
+    else:
+        y = x * scale
+
+
+def test_an_arrangement_may_leave_given_tensors_out():
+    tensors = (Tensor(2), Tensor(0), Tensor(0), Tensor(2), Tensor(2), Tensor(0, constexpr=True))
+    arrangement = functools.partial(rows_arrangement, BLOCK_SIZE=16)
+    kernel = ninetoothed.make(arrangement, scale_rows, tensors)
+    x = torch.randn(5, 37, device=DEVICE)
+    for with_bias in (True, False):
+        y = torch.full_like(x, float("nan"))
+        kernel(x, 1.5, 0.25, y, with_bias)
+        expected = x * 1.5 + (0.25 if with_bias else 0.0)
+        torch.testing.assert_close(y, expected)
+
+
+def scale_rows_swapped(x, scale, bias, y, with_bias):
+    y = x
+
+
+def test_an_arrangement_leaving_tensors_out_keeps_their_order():
+    def swapped(x, scale, bias, cache, y, with_bias):
+        return y.tile((1, 16)), scale, bias, x.tile((1, 16)), with_bias
+
+    tensors = (Tensor(2), Tensor(0), Tensor(0), Tensor(2), Tensor(2), Tensor(0, constexpr=True))
+    with pytest.raises(ninetoothed.errors.ArrangementError, match="in the order given"):
+        ninetoothed.make(swapped, scale_rows_swapped, tensors)
+
+
+def count_arrangement(x, count, y, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), count, y.tile((BLOCK_SIZE,))
+
+
+def divide(x, count, y):
+    y = x / count
+
+
+def test_a_fixed_constexpr_scalar_may_be_passed_again():
+    """ntops's rms_norm fixes ``Tensor(0, constexpr=True, value=n)`` and passes ``n`` too."""
+    tensors = (Tensor(1), Tensor(0, constexpr=True, value=4), Tensor(1))
+    arrangement = functools.partial(count_arrangement, BLOCK_SIZE=16)
+    kernel = ninetoothed.make(arrangement, divide, tensors)
+    x = torch.randn(37, device=DEVICE)
+    for count in (4, None):
+        y = torch.full_like(x, float("nan"))
+        kernel(x, count, y)
+        torch.testing.assert_close(y, x / 4)
+
+
+def test_a_fixed_constexpr_scalar_refuses_another_value():
+    tensors = (Tensor(1), Tensor(0, constexpr=True, value=4), Tensor(1))
+    arrangement = functools.partial(count_arrangement, BLOCK_SIZE=16)
+    kernel = ninetoothed.make(arrangement, divide, tensors)
+    x = torch.randn(37, device=DEVICE)
+    with pytest.raises(ninetoothed.errors.LaunchError, match="fixed at make time to 4"):
+        kernel(x, 5, torch.empty_like(x))
+
+
+def test_python_int_is_an_int64_dtype():
+    tensors = (Tensor(1, dtype=int), Tensor(0, dtype=int, constexpr=True), Tensor(1, dtype=int))
+    arrangement = functools.partial(count_arrangement, BLOCK_SIZE=16)
+    kernel = ninetoothed.make(arrangement, divide, tensors)
+    x = torch.randint(-100, 100, (37,), device=DEVICE)
+    y = torch.full_like(x, -7)
+    kernel(x, 3, y)
+    torch.testing.assert_close(y, torch.div(x, 3).to(torch.int64))
+
+
+def gather_rows_arrangement(index, table, output, BLOCK_SIZE_M=4, BLOCK_SIZE_N=8):
+    """Output rows in blocks; each block's indices as one tile; every table row."""
+    output_arranged = output.tile((1, BLOCK_SIZE_N)).tile((BLOCK_SIZE_M, 1))
+    output_arranged.dtype = output_arranged.dtype.squeeze(1)
+
+    index_arranged = index.unsqueeze(1).tile((BLOCK_SIZE_M, 1))
+    index_arranged = index_arranged.expand((-1, output_arranged.shape[1]))
+    index_arranged.dtype = index_arranged.dtype.squeeze(1)
+
+    table_arranged = table.tile((1, BLOCK_SIZE_N)).tile((-1, 1))
+    table_arranged = table_arranged.expand((output_arranged.shape[0], -1))
+    table_arranged.dtype = table_arranged.dtype.squeeze(1)
+
+    return index_arranged, table_arranged, output_arranged
+
+
+def gather_rows(index, table, output):
+    for i in range(output.shape[0]):
+        row = index[i]  # one element of the index tile, a run-time value
+        output[i] = table[row]
+
+
+@pytest.mark.parametrize("rows", [1, 4, 11])
+def test_a_tile_indexed_by_position_reads_one_element(rows):
+    """ntops's embedding: ``idx = input[i]`` of a tile of indices, then ``weight[idx]``."""
+    kernel = ninetoothed.make(
+        gather_rows_arrangement, gather_rows, (Tensor(1), Tensor(2), Tensor(2))
+    )
+    table = torch.randn(13, 21, device=DEVICE)
+    index = torch.randint(0, 13, (rows,), device=DEVICE)
+    output = torch.full((rows, 21), float("nan"), device=DEVICE)
+    kernel(index, table, output)
+    torch.testing.assert_close(output, table[index])
+
+
+def pick_arrangement(x, position, y, BLOCK_SIZE=8):
+    return x.tile((BLOCK_SIZE,)), position, y.tile((1,))
+
+
+def pick(x, position, y):
+    y = x[position]
+
+
+@pytest.mark.parametrize("position", [0, 5, 7, 8, -1])
+def test_an_element_index_outside_the_tile_reads_other(position):
+    """An element index past the tile (or negative) is masked, not read from elsewhere."""
+    tensors = (Tensor(1, other=-3.0), Tensor(0), Tensor(1))
+    kernel = ninetoothed.make(pick_arrangement, pick, tensors)
+    x = torch.randn(21, device=DEVICE)
+    y = torch.full((3,), float("nan"), device=DEVICE)
+    kernel(x, position, y)
+    expected = [
+        x[8 * program + position].item()
+        if 0 <= position < 8 and 8 * program + position < 21
+        else -3.0
+        for program in range(3)
+    ]
+    torch.testing.assert_close(y, torch.tensor(expected, device=DEVICE))
+
+
+def one_hot_arrangement(input, output, BLOCK_SIZE=ninetoothed.block_size()):
+    return input.unsqueeze(1).tile((BLOCK_SIZE, 1)), output.tile((BLOCK_SIZE, 8))
+
+
+def one_hot(input, output):
+    output = ntl.where(input == output.offsets(1)[None, :], 1, 0)
+
+
+def make_one_hot(classes):
+    input = Tensor(1, other=-1)
+    output = Tensor(2)
+    output.shape = input.shape + (classes,)  # the source's sizes, declared
+    arrangement = functools.partial(one_hot_arrangement, BLOCK_SIZE=16)
+    return ninetoothed.make(arrangement, one_hot, (input, output))
+
+
+def test_assigning_a_source_shape_declares_its_sizes():
+    """ntops's one_hot: ``output.shape = input.shape + (num_classes,)``."""
+    kernel = make_one_hot(5)
+    input = torch.randint(0, 5, (37,), device=DEVICE)
+    output = torch.full((37, 5), -7, device=DEVICE)
+    kernel(input, output)
+    torch.testing.assert_close(output, torch.nn.functional.one_hot(input, 5))
+
+
+@pytest.mark.parametrize("shape", [(36, 5), (37, 6)])
+def test_a_declared_source_shape_is_checked_at_the_call(shape):
+    kernel = make_one_hot(5)
+    input = torch.randint(0, 5, (37,), device=DEVICE)
+    with pytest.raises(ninetoothed.errors.LaunchError):
+        kernel(input, torch.empty(shape, dtype=torch.int64, device=DEVICE))
+
+
+def add_arrangement(x, y, BLOCK_SIZE=ninetoothed.block_size()):
+    return x.tile((BLOCK_SIZE,)), y.tile((BLOCK_SIZE,))
+
+
+def add_through_pointer(x, y):
+    ntl.atomic_add(y.data_ptr() + y.offsets(), x)
+
+
+def test_data_ptr_of_an_arranged_parameter_is_its_source_pointer():
+    """ntops's fold: ``ntl.atomic_add(output.data_ptr() + output.offsets(), input)``."""
+    arrangement = functools.partial(add_arrangement, BLOCK_SIZE=16)
+    kernel = ninetoothed.make(arrangement, add_through_pointer, (Tensor(1), Tensor(1)))
+    x = torch.randn(48, device=DEVICE)
+    y = torch.randn(48, device=DEVICE)
+    expected = x + y
+    kernel(x, y)
+    torch.testing.assert_close(y, expected)
