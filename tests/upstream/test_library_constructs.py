@@ -213,3 +213,53 @@ def test_data_ptr_of_an_arranged_parameter_is_its_source_pointer():
     expected = x + y
     kernel(x, y)
     torch.testing.assert_close(y, expected)
+
+
+def rows_of_blocks(tensor, BLOCK_SIZE):
+    arranged = tensor.tile((1, BLOCK_SIZE)).tile((1, -1))  # outermost (rows, 1)
+    arranged.dtype = arranged.dtype.squeeze(0)
+    return arranged
+
+
+def per_row(tensor):
+    arranged = tensor.tile((1,))  # outermost (rows,)
+    arranged.dtype = arranged.dtype.squeeze(0)
+    return arranged
+
+
+def scale_each_row(x, scale, y):
+    for k in range(x.shape[0]):
+        y[k] = x[k] * scale
+
+
+def scale_each_row_scale_first(scale, x, y):
+    scale_each_row(x, scale, y)
+
+
+@pytest.mark.parametrize("scale_first", [False, True])
+def test_outermost_shapes_may_differ_in_literal_ones(scale_first):
+    """ntops's instance_norm: the input's grid is ``(N, C, 1)``, the weight's ``(N, C)``.
+
+    Upstream unravels the program id over each tensor's own outermost shape,
+    so both address the same rows.
+    """
+
+    def arrangement(first, second, y):
+        x, scale = (second, first) if scale_first else (first, second)
+        arranged = (rows_of_blocks(x, 16), per_row(scale), rows_of_blocks(y, 16))
+        if scale_first:
+            return arranged[1], arranged[0], arranged[2]
+        return arranged
+
+    application = scale_each_row_scale_first if scale_first else scale_each_row
+    ranks = (1, 2, 2) if scale_first else (2, 1, 2)
+    tensors = tuple(Tensor(rank) for rank in ranks)
+    kernel = ninetoothed.make(arrangement, application, tensors)
+    x = torch.randn(5, 37, device=DEVICE)
+    scale = torch.randn(5, device=DEVICE)
+    y = torch.full_like(x, float("nan"))
+    if scale_first:
+        kernel(scale, x, y)
+    else:
+        kernel(x, scale, y)
+    torch.testing.assert_close(y, x * scale[:, None])

@@ -175,7 +175,7 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
-    parameters = _parameters(application, sources, arranged)
+    parameters = align_outermost_ranks(_parameters(application, sources, arranged))
     grid = check_outermost_shapes(parameters)
     symbols = _symbols(parameters)
     size_and_stride_names = {
@@ -321,6 +321,43 @@ def source_only_parameters(application: Callable[..., Any], names: list[str]) ->
     through_source = {node.id for node in uses if id(node) in source_values}
     elsewhere = {node.id for node in uses if id(node) not in source_values}
     return through_source - elsewhere
+
+
+def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
+    """Give every tensor's outermost level the first's rank, where literal 1s differ.
+
+    Upstream unravels the program id over each tensor's own outermost shape,
+    so outermost shapes that differ only in dimensions of literal size 1
+    (ntops's instance_norm: ``(N, C, 1)`` for the input, ``(N, C)`` for the
+    weight) address the same tiles.  Such a level is rearranged to the first
+    tensor's shape (squeezing its 1s, inserting the first's), which keeps
+    that addressing; any other difference is left for
+    :func:`check_outermost_shapes` to report.
+    """
+    tensors = [p for p in parameters if not p.is_scalar]
+    if not tensors:
+        return parameters
+    reference = tensors[0].arranged.shape
+    aligned = []
+    for parameter in parameters:
+        shape = parameter.arranged.shape
+        if parameter.is_scalar or len(shape) == len(reference):
+            aligned.append(parameter)
+            continue
+        ones = tuple(dim for dim, size in enumerate(shape) if _is_one(size))
+        reference_ones = [dim for dim, size in enumerate(reference) if _is_one(size)]
+        if len(shape) - len(ones) != len(reference) - len(reference_ones):
+            aligned.append(parameter)
+            continue
+        result = parameter.arranged.squeeze(ones) if ones else parameter.arranged
+        for dim in reference_ones:
+            result = result.unsqueeze(dim)
+        aligned.append(Parameter(parameter.name, parameter.source, result))
+    return aligned
+
+
+def _is_one(size: SymbolLike) -> bool:
+    return isinstance(size, int) and size == 1
 
 
 def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
