@@ -263,3 +263,38 @@ def test_outermost_shapes_may_differ_in_literal_ones(scale_first):
     else:
         kernel(x, scale, y)
     torch.testing.assert_close(y, x * scale[:, None])
+
+
+def whole_vector_arrangement(input, output, BLOCK_SIZE=32):
+    """One tile over the whole input (at most BLOCK_SIZE long): a symbolic grid
+    ``(blocks,)`` that is 1 at run time, against the output's literal ``(1,)``."""
+    return input.tile((BLOCK_SIZE,)), output.unsqueeze(0).tile((1,))
+
+
+def minimum_position(input, output):
+    output = ntl.argmin(input, 0)
+
+
+def test_a_zero_dimensional_tensor_given_a_dimension_by_its_arrangement():
+    """ntops's argmin writes a 0-d output: ``Tensor(0)`` unsqueezed, passed a 0-d tensor."""
+    kernel = ninetoothed.make(
+        whole_vector_arrangement,
+        minimum_position,
+        (Tensor(1, other=float("inf")), Tensor(0, dtype=ninetoothed.int64)),
+    )
+    input = torch.randn(29, device=DEVICE)
+    output = torch.full((), -7, dtype=torch.int64, device=DEVICE)
+    kernel(input, output)
+    assert output.item() == input.argmin().item()
+
+
+def test_a_literal_one_against_a_symbolic_grid_size_is_checked_at_launch():
+    kernel = ninetoothed.make(
+        whole_vector_arrangement,
+        minimum_position,
+        (Tensor(1, other=float("inf")), Tensor(0, dtype=ninetoothed.int64)),
+    )
+    output = torch.full((), -7, dtype=torch.int64, device=DEVICE)
+    with pytest.raises(ninetoothed.errors.LaunchError, match="outermost shape"):
+        kernel(torch.randn(33, device=DEVICE), output)  # two tiles: the grid is not (1,)
+    assert output.item() == -7

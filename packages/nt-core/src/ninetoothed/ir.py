@@ -36,7 +36,9 @@ class Parameter:
     @property
     def is_scalar(self) -> bool:
         """Whether this is a scalar (``Tensor(0)``) parameter."""
-        return self.source.ndim == 0
+        # A Tensor(0) given dimensions by its arrangement (``unsqueeze``) takes a
+        # zero-dimensional framework tensor, as upstream's argmin's output does.
+        return self.source.ndim == 0 and self.arranged.ndim == 0
 
 
 @dataclass(frozen=True)
@@ -373,8 +375,10 @@ def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...
     shapes = [p.arranged.shape for p in tensors]
     reference = shapes[0]
     for shape in shapes[1:]:
-        if len(shape) != len(reference) or not all(
-            _may_agree(a, b) for a, b in zip(shape, reference)
+        if (
+            len(shape) != len(reference)
+            or not all(_may_agree(a, b) for a, b in zip(shape, reference))
+            or _crossed_ones(shapes)
         ):
             listing = "; ".join(f"{p.name}: {_format_shape(p.arranged.shape)}" for p in tensors)
             raise ArrangementError(
@@ -393,16 +397,32 @@ def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...
 def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
     """Whether two outermost sizes can be equal at run time.
 
-    Two literals must be equal.  A literal 1 against a symbolic size is the
-    classic incomplete arrangement (a row of tiles not yet expanded across the
-    grid, as in the tutorial's matmul before ``expand``), so it is rejected;
-    any other literal may equal a symbolic size and is checked at launch.
+    Two literals must be equal; a literal may equal a symbolic size, checked
+    at launch (a literal 1 against a symbolic size too: upstream's argmin
+    tiles a whole row, ``(row_blocks,)`` against its output's ``(1,)``).
     """
     if isinstance(left, int) and isinstance(right, int):
         return left == right
-    if isinstance(left, int) or isinstance(right, int):
-        return (left if isinstance(left, int) else right) != 1
     return True
+
+
+def _crossed_ones(shapes: list[tuple[SymbolLike, ...]]) -> bool:
+    """Whether two shapes each have a literal 1 where the other is symbolic.
+
+    That is the classic incomplete arrangement (rows and columns of tiles
+    not yet expanded across the grid, as in the tutorial's matmul before
+    ``expand``): refused at ``make``, where a one-sided 1 is left to launch.
+    """
+
+    def ones_against_symbols(a: tuple[SymbolLike, ...], b: tuple[SymbolLike, ...]) -> bool:
+        return any(_is_one(x) and isinstance(y, Symbol) for x, y in zip(a, b))
+
+    return any(
+        ones_against_symbols(a, b) and ones_against_symbols(b, a)
+        for index, a in enumerate(shapes)
+        for b in shapes[index + 1 :]
+        if len(a) == len(b)
+    )
 
 
 def _format_shape(shape: tuple[SymbolLike, ...]) -> str:
