@@ -298,3 +298,30 @@ def test_a_literal_one_against_a_symbolic_grid_size_is_checked_at_launch():
     with pytest.raises(ninetoothed.errors.LaunchError, match="outermost shape"):
         kernel(torch.randn(33, device=DEVICE), output)  # two tiles: the grid is not (1,)
     assert output.item() == -7
+
+
+def row_sums_arrangement(input, output):
+    """Each row as one tile of 8 (a symbolic ``(rows, column_blocks)`` grid, one block
+    at run time), against the output's ``(rows,)``: ntops's nll_loss."""
+    return input.tile((1, 8)), output.tile((1,))
+
+
+def row_sums(input, output):
+    output = ntl.sum(input, 1)
+
+
+@pytest.mark.parametrize("columns", [1, 5, 8])
+def test_a_grid_dimension_of_one_block_at_run_time_may_be_missing(columns):
+    kernel = ninetoothed.make(row_sums_arrangement, row_sums, (Tensor(2, other=0), Tensor(1)))
+    input = torch.randn(11, columns, device=DEVICE)
+    output = torch.full((11,), float("nan"), device=DEVICE)
+    kernel(input, output)
+    torch.testing.assert_close(output, input.sum(1))
+
+
+def test_a_missing_grid_dimension_must_be_one_at_launch():
+    kernel = ninetoothed.make(row_sums_arrangement, row_sums, (Tensor(2, other=0), Tensor(1)))
+    output = torch.full((11,), float("nan"), device=DEVICE)
+    with pytest.raises(ninetoothed.errors.LaunchError):
+        kernel(torch.randn(11, 9, device=DEVICE), output)  # two blocks of columns
+    assert output.isnan().all()
