@@ -325,3 +325,24 @@ def test_a_missing_grid_dimension_must_be_one_at_launch():
     with pytest.raises(ninetoothed.errors.LaunchError):
         kernel(torch.randn(11, 9, device=DEVICE), output)  # two blocks of columns
     assert output.isnan().all()
+
+
+def row_sums_into_pairs_arrangement(input, output):
+    """The output's rows come as pairs, element by element as ntops's pooling
+    arranges its output: its tiles of one element are masked."""
+    arranged = output.tile((1, 1)).ravel().flatten(end_dim=2).flatten(start_dim=1)
+    arranged = arranged.tile((1, -1))
+    arranged.dtype = arranged.dtype.squeeze(1)
+    return input.tile((1, 8)), arranged
+
+
+@pytest.mark.parametrize("columns", [3, 8])
+def test_a_tile_of_ones_stores_a_block_of_ones_under_a_mask(columns):
+    """ntops's fractional_max_pool2d: ``output = ntl.max(x, axis=-1)`` of a ``(1, n)`` tile."""
+    kernel = ninetoothed.make(
+        row_sums_into_pairs_arrangement, row_sums, (Tensor(2, other=0), Tensor(2))
+    )
+    input = torch.randn(10, columns, device=DEVICE)
+    output = torch.full((5, 2), float("nan"), device=DEVICE)
+    kernel(input, output)
+    torch.testing.assert_close(output, input.sum(1).reshape(5, 2))
