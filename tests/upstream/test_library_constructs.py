@@ -346,3 +346,35 @@ def test_a_tile_of_ones_stores_a_block_of_ones_under_a_mask(columns):
     output = torch.full((5, 2), float("nan"), device=DEVICE)
     kernel(input, output)
     torch.testing.assert_close(output, input.sum(1).reshape(5, 2))
+
+
+def halves_arrangement(input, output, BLOCK_SIZE=16):
+    """Rows as one tile each: the input's (2 * n) and the output's (n) elements."""
+
+    def rows(tensor):
+        arranged = tensor.tile((1, BLOCK_SIZE))
+        arranged.dtype = arranged.dtype.squeeze(0)
+        return arranged
+
+    return rows(input), rows(output)
+
+
+def gated_halves(input, output):
+    for i in range(output.shape[0]):  # the tile's size, at least the output's width
+        output[i] = input[i] * ntl.sigmoid(input[i + 7])
+
+
+def test_tiles_indexed_per_element_need_not_have_the_same_sizes():
+    """ntops's glu: a (rows, 14) input and a (rows, 7) output share the tile positions,
+    but the application picks their elements itself (those past a tensor are masked)."""
+    kernel = ninetoothed.make(halves_arrangement, gated_halves, (Tensor(2), Tensor(2)))
+    input = torch.randn(3, 14, device=DEVICE)
+    output = torch.full((3, 7), float("nan"), device=DEVICE)
+    kernel(input, output)
+    torch.testing.assert_close(output, torch.nn.functional.glu(input, 1))
+
+
+def test_tiles_indexed_per_element_still_share_the_grid():
+    kernel = ninetoothed.make(halves_arrangement, gated_halves, (Tensor(2), Tensor(2)))
+    with pytest.raises(ninetoothed.errors.LaunchError, match="outermost shape"):
+        kernel(torch.randn(3, 14, device=DEVICE), torch.empty(4, 7, device=DEVICE))

@@ -23,6 +23,7 @@ from ninetoothed.errors import ArrangementError
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
+from ninetoothed.usage import element_indexed
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,12 @@ class KernelSpec:
         tensors = self.tensor_parameters
         gathered = source_only_parameters(self.application, [p.name for p in tensors])
         # A parameter the application reaches only through ``x.source[...]`` (gather,
-        # scatter) reads wherever its indices say: its arrangement ties no size.
+        # scatter) reads wherever its indices say: its arrangement ties no size; nor
+        # does one whose tile elements it picks one by one (their grid is still
+        # checked at launch).
+        gathered |= element_indexed(
+            self.application, {p.name: len(p.arranged.levels()) for p in tensors}
+        )
         return derive_agreements(
             [p.arranged for p in tensors],
             skip={i for i, p in enumerate(tensors) if p.name in gathered},
