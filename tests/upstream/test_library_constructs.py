@@ -378,3 +378,28 @@ def test_tiles_indexed_per_element_still_share_the_grid():
     kernel = ninetoothed.make(halves_arrangement, gated_halves, (Tensor(2), Tensor(2)))
     with pytest.raises(ninetoothed.errors.LaunchError, match="outermost shape"):
         kernel(torch.randn(3, 14, device=DEVICE), torch.empty(4, 7, device=DEVICE))
+
+
+def copy_returning_its_block_size(input, output, BLOCK_SIZE=16):
+    """ntops's bucketize returns a compile-time value after its tensors."""
+    return input.tile((BLOCK_SIZE,)), output.tile((BLOCK_SIZE,)), BLOCK_SIZE
+
+
+def copy(input, output):
+    output = input
+
+
+def test_an_arrangement_may_return_values_beyond_the_parameters():
+    kernel = ninetoothed.make(copy_returning_its_block_size, copy, (Tensor(1), Tensor(1)))
+    input = torch.randn(37, device=DEVICE)
+    output = torch.full_like(input, float("nan"))
+    kernel(input, output)
+    torch.testing.assert_close(output, input)
+
+
+def test_an_arrangement_may_not_return_tensors_beyond_the_parameters():
+    def arrangement(input, output):
+        return input.tile((16,)), output.tile((16,)), output.tile((8,))
+
+    with pytest.raises(ninetoothed.errors.ArrangementError, match="returned 3 tensors"):
+        ninetoothed.make(arrangement, copy, (Tensor(1), Tensor(1)))

@@ -216,6 +216,11 @@ def _parameters(
 ) -> list[Parameter]:
     """The application's parameters paired with their source and arranged tensors."""
     names = application_parameters(application)
+    beyond = arranged[len(names) :]
+    if beyond and not any(isinstance(result, Tensor) for result in beyond):
+        # Upstream pairs parameters with results and ignores any beyond them
+        # (ntops's bucketize returns its padded length too): drop non-tensors there.
+        arranged = arranged[: len(names)]
     if len(arranged) < len(sources) and len(arranged) == len(names):
         # Upstream pairs the application's parameters with the arrangement's
         # results, so an arrangement may leave given tensors out (ntops's
