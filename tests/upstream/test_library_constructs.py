@@ -403,3 +403,21 @@ def test_an_arrangement_may_not_return_tensors_beyond_the_parameters():
 
     with pytest.raises(ninetoothed.errors.ArrangementError, match="returned 3 tensors"):
         ninetoothed.make(arrangement, copy, (Tensor(1), Tensor(1)))
+
+
+def element_shape(x, position, y):
+    y = x[position] + len(x[position].shape) + x[position].ndim  # a scalar: no dimensions
+
+
+def element_offsets(x, position, y):
+    y = x[position].offsets()
+
+
+def test_one_element_of_a_tile_is_a_scalar():
+    kernel = ninetoothed.make(pick_arrangement, element_shape, (Tensor(1), Tensor(0), Tensor(1)))
+    x = torch.randn(24, device=DEVICE)
+    y = torch.full((3,), float("nan"), device=DEVICE)
+    kernel(x, 2, y)
+    torch.testing.assert_close(y, x[2::8])
+    with pytest.raises(ninetoothed.errors.CodegenError, match="one element of a tile"):
+        ninetoothed.make(pick_arrangement, element_offsets, (Tensor(1), Tensor(0), Tensor(1)))
