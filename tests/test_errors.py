@@ -61,11 +61,21 @@ def test_runtime_tile_size_is_rejected_at_make():
         ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2)))
 
 
-def test_indexing_a_tile_in_the_application():
-    def application(x, y, z):
-        z = x[0]  # noqa: F841
+def test_indexing_a_tile_needs_one_index_per_dimension():
+    """``x[i]`` of a tile is its element there (upstream's reading); a partial index is refused."""
 
-    with pytest.raises(CodegenError, match="'x' is a tile"):
+    def application(x, y, z):
+        z = x[0, 1]  # noqa: F841
+
+    with pytest.raises(CodegenError, match="'x' is a tile of shape .*needs 1 indices, got 2"):
+        ninetoothed.make(add.arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
+
+
+def test_an_element_of_a_tile_cannot_be_indexed_again():
+    def application(x, y, z):
+        z = x[0][0]  # noqa: F841
+
+    with pytest.raises(CodegenError, match="'x' is already one element"):
         ninetoothed.make(add.arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
 
 

@@ -150,10 +150,13 @@ def _scalar(
 ) -> Any:
     """The value of a scalar (``Tensor(0)``) parameter, checked."""
     if check.fixed_value is not None:
-        if argument is not None:
+        # Upstream's callers pass the value again (ntops's rms_norm passes
+        # ``math.prod(normalized_shape)``): the same value, or None, is fine.
+        if argument is not None and not _same_value(argument, check.fixed_value):
             raise LaunchError(
                 f"{spec.name}: parameter {check.name!r} is fixed at make time to "
-                f"{check.fixed_value!r}; pass None for it"
+                f"{check.fixed_value!r} (Tensor(value=...)), got {argument!r}; pass "
+                f"{check.fixed_value!r} or None for it"
             )
         return check.fixed_value
     if recognizes(argument):
@@ -208,3 +211,11 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             "constexpr and run-time symbols are given at call time, e.g. "
             f"{spec.name}(..., {sorted(missing)[0]}=...)"
         )
+
+
+def _same_value(argument: Any, fixed: Any) -> bool:
+    """Whether a call's ``argument`` restates the value fixed at make time."""
+    try:
+        return bool(argument == fixed) and type(argument) is not str
+    except Exception:  # an object whose comparison fails is not the same value
+        return False

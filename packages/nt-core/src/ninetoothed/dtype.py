@@ -115,13 +115,21 @@ def canonical(dtype: Any) -> DataType:
     """The :class:`DataType` a declared dtype stands for.
 
     Accepts the constants here, their names (``"float16"``, and Triton's
-    ``"fp16"``), ``ninetoothed.language`` dtypes (``ntl.float16``), and
-    frameworks' dtype objects (``torch.float16``, ``numpy.float16``).  Raises
-    :class:`~ninetoothed.errors.MetaOperationError` for anything else, so a
-    dtype no call could ever match is refused when the tensor is made.
+    ``"fp16"``), Python's ``int`` (int64) and ``bool``, ``ninetoothed.language``
+    dtypes (``ntl.float16``), and frameworks' dtype objects (``torch.float16``,
+    ``numpy.float16``).  Raises :class:`~ninetoothed.errors.MetaOperationError`
+    for anything else, so a dtype no call could ever match is refused when the
+    tensor is made.
     """
     if isinstance(dtype, DataType):
         return dtype
+    if dtype is int:  # upstream programs write Tensor(1, dtype=int) for index tensors
+        return _CONSTANTS["int64"]
+    if dtype is float:
+        raise MetaOperationError(
+            "Tensor: dtype float (Python's) is ambiguous: frameworks make float32 or "
+            "float64 tensors of it; use ninetoothed.float32 or ninetoothed.float64"
+        )
     for spelling in _spellings(dtype):
         name = _ALIASES.get(spelling)
         if name is not None:

@@ -23,6 +23,7 @@ from ninetoothed.errors import ArrangementError
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
+from ninetoothed.usage import element_indexed
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class Parameter:
     @property
     def is_scalar(self) -> bool:
         """Whether this is a scalar (``Tensor(0)``) parameter."""
-        return self.source.ndim == 0
+        # A Tensor(0) given dimensions by its arrangement (``unsqueeze``) takes a
+        # zero-dimensional framework tensor, as upstream's argmin's output does.
+        return self.source.ndim == 0 and self.arranged.ndim == 0
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,12 @@ class KernelSpec:
         tensors = self.tensor_parameters
         gathered = source_only_parameters(self.application, [p.name for p in tensors])
         # A parameter the application reaches only through ``x.source[...]`` (gather,
-        # scatter) reads wherever its indices say: its arrangement ties no size.
+        # scatter) reads wherever its indices say: its arrangement ties no size; nor
+        # does one whose tile elements it picks one by one (their grid is still
+        # checked at launch).
+        gathered |= element_indexed(
+            self.application, {p.name: len(p.arranged.levels()) for p in tensors}
+        )
         return derive_agreements(
             [p.arranged for p in tensors],
             skip={i for i, p in enumerate(tensors) if p.name in gathered},
@@ -175,7 +183,7 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
-    parameters = _parameters(application, sources, arranged)
+    parameters = align_outermost_ranks(_parameters(application, sources, arranged))
     grid = check_outermost_shapes(parameters)
     symbols = _symbols(parameters)
     size_and_stride_names = {
@@ -208,6 +216,16 @@ def _parameters(
 ) -> list[Parameter]:
     """The application's parameters paired with their source and arranged tensors."""
     names = application_parameters(application)
+    beyond = arranged[len(names) :]
+    if beyond and not any(isinstance(result, Tensor) for result in beyond):
+        # Upstream pairs parameters with results and ignores any beyond them
+        # (ntops's bucketize returns its padded length too): drop non-tensors there.
+        arranged = arranged[: len(names)]
+    if len(arranged) < len(sources) and len(arranged) == len(names):
+        # Upstream pairs the application's parameters with the arrangement's
+        # results, so an arrangement may leave given tensors out (ntops's
+        # attention drops its KV-cache tensors): keep those it returned.
+        sources = _returned_sources(sources, arranged, names)
     if len(names) != len(sources):
         raise ArrangementError(
             f"the application {application.__name__} takes {len(names)} parameters "
@@ -234,6 +252,32 @@ def _parameters(
             result = result.one_element_per_program()
         parameters.append(Parameter(parameter_name, source, result))
     return parameters
+
+
+def _returned_sources(
+    sources: tuple[Tensor, ...], arranged: tuple[Tensor, ...], names: list[str]
+) -> tuple[Tensor, ...]:
+    """The given tensors the arrangement returned, checked to keep their order.
+
+    Each result must come from a distinct given tensor, in the order they
+    were given, so that the call's arguments (in parameter order) are the
+    tensors the arrangement saw.
+    """
+    remaining = list(sources)
+    kept: list[Tensor] = []
+    for parameter_name, result in zip(names, arranged):
+        source = result.source if isinstance(result, Tensor) else None
+        while remaining and remaining[0] is not source:
+            remaining.pop(0)
+        if not remaining:
+            given = ", ".join(tensor.name for tensor in sources)
+            raise ArrangementError(
+                f"the arrangement returned {len(arranged)} tensors for {len(sources)} given "
+                f"({given}); the result for {parameter_name!r} must be derived from one of "
+                "them, each once and in the order given"
+            )
+        kept.append(remaining.pop(0))
+    return tuple(kept)
 
 
 def _symbols(parameters: list[Parameter]) -> dict[str, Symbol]:
@@ -292,6 +336,64 @@ def source_only_parameters(application: Callable[..., Any], names: list[str]) ->
     return through_source - elsewhere
 
 
+def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
+    """Give every tensor's outermost level the first's rank, where literal 1s differ.
+
+    Upstream unravels the program id over each tensor's own outermost shape,
+    so outermost shapes that differ only in dimensions of literal size 1
+    (ntops's instance_norm: ``(N, C, 1)`` for the input, ``(N, C)`` for the
+    weight) address the same tiles.  Such a level is rearranged to the first
+    tensor's shape (squeezing its 1s, inserting the first's), which keeps
+    that addressing; other differences in rank are bridged by trailing 1s
+    (see :func:`_trailing_ones`), and what still differs is left for
+    :func:`check_outermost_shapes` to report.
+    """
+    tensors = [p for p in parameters if not p.is_scalar]
+    if not tensors:
+        return parameters
+    reference = tensors[0].arranged.shape
+    aligned = []
+    for parameter in parameters:
+        shape = parameter.arranged.shape
+        if parameter.is_scalar or len(shape) == len(reference):
+            aligned.append(parameter)
+            continue
+        ones = tuple(dim for dim, size in enumerate(shape) if _is_one(size))
+        reference_ones = [dim for dim, size in enumerate(reference) if _is_one(size)]
+        if len(shape) - len(ones) == len(reference) - len(reference_ones):
+            result = parameter.arranged.squeeze(ones) if ones else parameter.arranged
+            for dim in reference_ones:
+                result = result.unsqueeze(dim)
+        else:
+            result = _trailing_ones(parameter.arranged, len(reference))
+        aligned.append(Parameter(parameter.name, parameter.source, result))
+    return aligned
+
+
+def _trailing_ones(arranged: Tensor, rank: int) -> Tensor:
+    """``arranged`` brought to ``rank`` by trailing dimensions of size 1.
+
+    Missing ones are appended (they meet the grid's sizes there, which must
+    then be 1 at launch); extra trailing ones are squeezed, which requires
+    a symbolic size to be 1 at launch (ntops's nll_loss: ``(N, column_blocks)``
+    with one block of columns, against ``(N,)``).  Upstream's row-major
+    unravelling addresses the same tiles whenever those sizes are 1.
+    """
+    if arranged.ndim < rank:
+        for _ in range(rank - arranged.ndim):
+            arranged = arranged.unsqueeze(arranged.ndim)
+        return arranged
+    extra = tuple(range(rank, arranged.ndim))
+    sizes = [arranged.shape[dim] for dim in extra]
+    if all(isinstance(size, Symbol) or _is_one(size) for size in sizes):
+        return arranged.squeeze(extra)
+    return arranged
+
+
+def _is_one(size: SymbolLike) -> bool:
+    return isinstance(size, int) and size == 1
+
+
 def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
     """The shared outermost shape, or an :class:`ArrangementError` naming each shape.
 
@@ -305,8 +407,10 @@ def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...
     shapes = [p.arranged.shape for p in tensors]
     reference = shapes[0]
     for shape in shapes[1:]:
-        if len(shape) != len(reference) or not all(
-            _may_agree(a, b) for a, b in zip(shape, reference)
+        if (
+            len(shape) != len(reference)
+            or not all(_may_agree(a, b) for a, b in zip(shape, reference))
+            or _crossed_ones(shapes)
         ):
             listing = "; ".join(f"{p.name}: {_format_shape(p.arranged.shape)}" for p in tensors)
             raise ArrangementError(
@@ -325,16 +429,32 @@ def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...
 def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
     """Whether two outermost sizes can be equal at run time.
 
-    Two literals must be equal.  A literal 1 against a symbolic size is the
-    classic incomplete arrangement (a row of tiles not yet expanded across the
-    grid, as in the tutorial's matmul before ``expand``), so it is rejected;
-    any other literal may equal a symbolic size and is checked at launch.
+    Two literals must be equal; a literal may equal a symbolic size, checked
+    at launch (a literal 1 against a symbolic size too: upstream's argmin
+    tiles a whole row, ``(row_blocks,)`` against its output's ``(1,)``).
     """
     if isinstance(left, int) and isinstance(right, int):
         return left == right
-    if isinstance(left, int) or isinstance(right, int):
-        return (left if isinstance(left, int) else right) != 1
     return True
+
+
+def _crossed_ones(shapes: list[tuple[SymbolLike, ...]]) -> bool:
+    """Whether two shapes each have a literal 1 where the other is symbolic.
+
+    That is the classic incomplete arrangement (rows and columns of tiles
+    not yet expanded across the grid, as in the tutorial's matmul before
+    ``expand``): refused at ``make``, where a one-sided 1 is left to launch.
+    """
+
+    def ones_against_symbols(a: tuple[SymbolLike, ...], b: tuple[SymbolLike, ...]) -> bool:
+        return any(_is_one(x) and isinstance(y, Symbol) for x, y in zip(a, b))
+
+    return any(
+        ones_against_symbols(a, b) and ones_against_symbols(b, a)
+        for index, a in enumerate(shapes)
+        for b in shapes[index + 1 :]
+        if len(a) == len(b)
+    )
 
 
 def _format_shape(shape: tuple[SymbolLike, ...]) -> str:

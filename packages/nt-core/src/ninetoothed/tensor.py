@@ -159,14 +159,11 @@ class Tensor:
         The grid (outermost level), the tile's extent (innermost) and the
         range of each index follow the new sizes, while the bindings to the
         source stay: ``t = x.tile((8,)); t.dtype.shape = (4,)`` reads the
-        first 4 elements of every 8.  A source tensor's sizes are the
-        arguments' and cannot be replaced.
+        first 4 elements of every 8.  On a source tensor (before arranging
+        it) it declares the sizes, as ``Tensor(shape=...)`` does (upstream's ntops
+        writes ``output.shape = input.shape + (num_classes,)``); calls must
+        pass arguments of those sizes.
         """
-        if self._source is self:
-            raise MetaOperationError(
-                f"the shape of the source tensor {self.name} is its argument's; give sizes "
-                "when making it (Tensor(shape=...)) or set the shape of an arranged level"
-            )
         sizes = as_sequence(sizes, "shape", "sizes")
         self._check_length(sizes, "shape", "sizes")
         for index, size in enumerate(sizes):

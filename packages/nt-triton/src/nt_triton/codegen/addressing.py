@@ -62,6 +62,12 @@ def addressing(context: Context, view: View) -> Addressing:
     for dim, level_dim in enumerate(view.level.dims):
         variable_value = block.get(level_dim.variable)
         if isinstance(variable_value, Symbol) and level_dim.variable not in ranges:
+            if view.element is not None:
+                # An application's index picks one element: any value, so it is
+                # checked as given, both ways (no padding or divisibility folds).
+                mask.append(variable_value < context.expression(level_dim.size))
+                mask.append(variable_value >= 0)
+                continue
             extent = block_size(context, parameter, view.depth, dim)
             size = context.expression(level_dim.size)
             mask.append(divisibility.padding_check(variable_value, size, extent))
@@ -86,11 +92,14 @@ def _live_variables(
         )
         ranges[level_dim.variable] = context.expression(level_dim.size)
     for depth, indices in enumerate(view.indices, start=1):
-        for level_dim, index in zip(levels[depth].dims, indices):
+        for level_dim, index in zip(levels[min(depth, view.depth)].dims, indices):
             live[level_dim.variable] = context.placeholder(index)
-            ranges[level_dim.variable] = context.expression(level_dim.size)
+            if depth < len(levels) - 1 or view.element is None:
+                ranges[level_dim.variable] = context.expression(level_dim.size)
     block = block_variables(context, view)
     live.update(block)
+    if view.element is not None:  # an element's indices are masked by the tile's sizes
+        return live, ranges, {d.variable: live[d.variable] for d in view.level.dims}
     for dim, level_dim in enumerate(view.level.dims):
         size = context.expression(level_dim.size)
         if block_size(context, view.parameter, view.depth, dim) == size:

@@ -179,19 +179,26 @@ class ApplicationRewriter(ast.NodeTransformer):
 
     def index(self, view: View, index: ast.expr) -> View:
         """``x[index]``: the next level, at the application's subscripts."""
-        if view.is_innermost:
-            raise CodegenError(
-                f"{self.spec.name}: {view.parameter.name!r} is a tile at this level; a tile "
-                "cannot be indexed inside the application"
-            )
         items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
+        if view.element is not None:
+            raise CodegenError(
+                f"{self.spec.name}: {view.parameter.name!r} is already one element of its tile "
+                "and cannot be indexed again"
+            )
+        if view.is_innermost and len(items) != view.level.ndim:
+            raise CodegenError(
+                f"{self.spec.name}: {view.parameter.name!r} is a tile of shape "
+                f"{view.level.shape}; indexing it reads one element, which needs "
+                f"{view.level.ndim} indices, got {len(items)}"
+            )
         if len(items) != view.level.ndim:
             raise CodegenError(
                 f"{self.spec.name}: indexing {view.parameter.name!r} needs {view.level.ndim} "
                 f"indices (one per dimension of shape {view.level.shape}), got {len(items)}"
             )
         items = [self.visit(item) for item in items]
-        return View(view.parameter, view.depth + 1, (*view.indices, tuple(items)))
+        depth = view.depth if view.is_innermost else view.depth + 1
+        return View(view.parameter, depth, (*view.indices, tuple(items)))
 
     def materialize(self, value: object, node: ast.expr) -> ast.expr:
         """Turn a resolved value into code (a view becomes a load)."""
@@ -279,6 +286,11 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if isinstance(node.func, ast.Attribute) and node.func.attr == descriptions.OFFSETS:
             base = self.value(node.func.value)
+            if isinstance(base, View) and base.element is not None:
+                raise CodegenError(
+                    f"{self.spec.name}: {ast.unparse(node.func.value)} is one element of a tile; "
+                    "take the offsets of the tile instead"
+                )
             if isinstance(base, View):
                 if len(node.args) > 1 or node.keywords:
                     raise CodegenError(
@@ -290,6 +302,8 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return memory.offsets(self.context, base, dim)
         if isinstance(node.func, ast.Attribute) and node.func.attr in source.METHODS:
             base = self.value(node.func.value)
+            if isinstance(base, View) and node.func.attr == source.DATA_PTR:
+                base = SourceView(base.parameter)  # upstream: any level's is the source's
             if isinstance(base, SourceView):
                 node.args = [self.visit(arg) for arg in node.args]
                 return source.method(self.context, base.parameter, node.func.attr, node)

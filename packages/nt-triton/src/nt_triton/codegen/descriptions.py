@@ -58,6 +58,10 @@ def element_type(context: Context, element: ElementType) -> ast.expr:
 
 
 def _level_attribute(context: Context, view: View, name: str) -> Any:
+    if view.element is not None:  # one element of a tile: a scalar
+        if name == "dtype":
+            return ElementType(view.parameter)
+        return () if name == "shape" else ast.Constant(0)
     if name == "shape":
         return tuple(context.code(size) for size in _shape_of(context, view))
     if name == "dtype":

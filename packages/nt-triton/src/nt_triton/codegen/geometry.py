@@ -44,7 +44,9 @@ def block_size(context: Context, parameter: Parameter, depth: int, dim: int) -> 
 
 
 def tile_shape(context: Context, view: View) -> tuple[SymbolLike, ...]:
-    """The loaded (padded) shape of a view's tile."""
+    """The loaded (padded) shape of a view's tile (none for one element of it)."""
+    if view.element is not None:
+        return ()
     return tuple(block_size(context, view.parameter, view.depth, d) for d in range(view.level.ndim))
 
 
@@ -56,6 +58,8 @@ def block_variables(context: Context, view: View) -> dict[str, SymbolLike]:
     """
     level = view.level
     values: dict[str, SymbolLike] = {}
+    if view.element is not None:  # one element: its indices are live, not aranges
+        return values
     rank = level.ndim
     for dim, level_dim in enumerate(level.dims):
         size = context.expression(level_dim.size)
@@ -76,6 +80,8 @@ def block_variables(context: Context, view: View) -> dict[str, SymbolLike]:
 
 def arange_names(view: View) -> set[str]:
     """The names of the aranges a view's tile can use."""
+    if view.element is not None:
+        return set()
     return {naming.arange(view.parameter.name, view.depth, d) for d in range(view.level.ndim)}
 
 

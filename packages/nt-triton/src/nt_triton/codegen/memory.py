@@ -12,6 +12,7 @@ that Triton cannot cast to float8 types).
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 
 from ninetoothed.errors import CodegenError
@@ -103,6 +104,19 @@ def store(
     """``tl.store`` of ``value`` into a view's tile (at ``where``, when already computed)."""
     context.stored.add(view.parameter.name)
     pointers, mask = where or pointers_and_mask(context, view)
+    if (
+        view.element is None
+        and tile_shape(context, view)
+        and not arange_names(view) & set(context.aranges)
+    ):
+        # A tile of ones is addressed by a scalar pointer, but the value stored
+        # may be a block of ones (``ntl.sum(x, 1)`` of a (1, n) tile): give the
+        # pointer the tile's shape, which a scalar value broadcasts to as well.
+        zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
+        pointers = ast.BinOp(pointers, ast.Add(), zeros)
+        if mask is not None:  # of the pointers' shape (the interpreter rejects a scalar's)
+            widened = ast.BinOp(copy.deepcopy(zeros), ast.Add(), mask)
+            mask = ast.Compare(widened, [ast.NotEq()], [ast.Constant(0)])
     keywords = [ast.keyword("mask", mask)] if mask is not None else []
     return ast.Expr(call("tl.store", [pointers, value], keywords))
 

@@ -22,12 +22,23 @@ class View:
     parameter: Parameter
     depth: int
     indices: tuple[tuple[ast.expr, ...], ...] = ()
-    """The application's subscripts, one tuple per level below the grid's."""
+    """The application's subscripts, one tuple per level below the grid's; one
+    more for an element of the tile (see :attr:`element`)."""
 
     @property
     def level(self) -> Tensor:
         """The arranged level this view is of."""
         return self.parameter.arranged.levels()[self.depth]
+
+    @property
+    def element(self) -> tuple[ast.expr, ...] | None:
+        """The indices of one element of the tile, when the application indexes a tile.
+
+        Upstream reads ``x[i]`` of a tile (``x[i, j]`` of a two-dimensional
+        one) as its element there, a scalar (ntops's embedding reads its
+        index tensor so).
+        """
+        return self.indices[-1] if len(self.indices) == self.depth else None
 
     @property
     def is_innermost(self) -> bool:
