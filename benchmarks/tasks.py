@@ -198,7 +198,7 @@ def decoding_tasks() -> list[Task]:
     reduction (``frontend.split``; run only when named)."""
     shapes = [(2, 4096), (4096, 4096)]
     return [
-        Task("mm_decode", "mm((2, 4096), (4096, 4096)): decoding, split-K",
+        Task("mm_decode", "mm((2, 4096), (4096, 4096)): decoding (thin: one launch)",
              matrices(shapes, [(2, 50), (50, 45)]), torch.mm, mm.mm, torch.mm,
              lambda a, b: nbytes(a, b) + 2 * a.shape[0] * b.shape[1], "memory", ("mm",),
              paper=False, default=False),

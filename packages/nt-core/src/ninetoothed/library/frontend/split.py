@@ -20,7 +20,15 @@ that each chunk keeps at least ``MIN_STEPS`` steps of ``STEP`` (a chunk of a
 few steps is mostly prologue, and the workspace grows with ``S``: ``S * M * N``
 float32 values written once and read once).  The paper's convolution gets
 ``S = 6``: 120 programs of 128 x 128, 216 of 64 x 128, chunks of 768, a
-7 MB workspace.
+7 MB workspace (an H100: 97 us unsplit, 32 us split; cuDNN 40 us).
+
+Thin outputs (at most ``mm.THIN`` rows, decoding's Linear layers) are never
+split.  Their products are memory-bound: splitting sped a (2, 4096) x (4096,
+4096) product up by 6 us on the device (30 to 24 us), about what the second
+launch and the workspace allocation cost the host on the lent H100, and an
+eager decoding loop is host-bound: the end-to-end Llama benchmark fell from
+482 to 354 tokens/s with its Linear layers split.  ``pinned_splits`` still
+splits them (tests cover the thin split kernel).
 """
 
 from __future__ import annotations
@@ -78,6 +86,8 @@ def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None 
         return 1
     if _PINNED_SPLITS[0] is not None:
         return _PINNED_SPLITS[0]
+    if tallest is not None:
+        return 1  # a thin output (decoding): see the module's docstring
     size = pinned()
     height = size or tallest or REFERENCE_TILE
     width, step = (size, size) if size else (REFERENCE_TILE, STEP)
