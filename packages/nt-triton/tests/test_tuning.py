@@ -202,3 +202,20 @@ def test_conv2d_tunes_blocks_for_small_gemms(monkeypatch):
     ]
     assert len(tried) == 16 and (64, 64) in tried and (128, 128) in tried
     assert min(m * n for m, n in tried) <= 32 * 64
+
+
+def test_a_keyword_only_block_size_after_star_tensors_takes_its_name():
+    """``def arrangement(*tensors, BLOCK_SIZE=block_size())``: ``*tensors`` takes every
+    tensor, so the keyword-only parameter is renamed (it was counted as filled by a
+    tensor, and kept a counter name that no call could pin)."""
+    from ninetoothed.library import silu
+
+    premade = silu.premake([(None,)], 1)
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
+    assert set(kernel.spec.meta_symbols) == {"BLOCK_SIZE"}
+
+    def arrangement(x, *rest, BLOCK=block_size()):
+        return (x.tile((BLOCK,)), *(t.tile((BLOCK,)) for t in rest))
+
+    made = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+    assert set(made.spec.meta_symbols) == {"BLOCK"}

@@ -147,8 +147,13 @@ def named_block_sizes(arrangement: Callable[..., Any], positional: int = 0) -> d
         return {}
     renamed: dict[int, Symbol] = {}
     values: dict[str, Symbol] = {}
-    for position, parameter in enumerate(parameters):
-        if position < positional:
+    filled = 0  # parameters the call's positional values take
+    for parameter in parameters:
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            filled = positional  # ``*tensors`` takes every positional value left
+            continue
+        if parameter.kind is not parameter.KEYWORD_ONLY and filled < positional:
+            filled += 1
             continue
         default = parameter.default
         if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
