@@ -75,6 +75,20 @@ def test_a_bad_cap_is_refused_at_make_naming_maxnreg(value, error, message):
         make(block_size(), maxnreg=value)
 
 
+@pytest.mark.parametrize(
+    ("cap", "error", "message"),
+    [
+        (300, ValueError, "maxnreg must be between 24 and 255, got 300"),
+        ((None, 96), TypeError, "configs\\[0\\]\\['maxnreg'\\] is one cap"),
+        ("96", TypeError, "maxnreg must be an int, None or a tuple"),
+    ],
+)
+def test_a_bad_cap_in_a_pinned_configuration_is_refused_at_make(cap, error, message):
+    symbol = block_size()
+    with pytest.raises(error, match=message):
+        make(symbol, configs=[{symbol.name: 64, "maxnreg": cap}])
+
+
 def test_the_cap_reaches_tritons_compile_options(monkeypatch):
     import triton
 

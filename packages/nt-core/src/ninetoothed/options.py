@@ -150,3 +150,10 @@ def _check_configs(function: str, value: Any) -> None:
             f"{function}: configs must be a list of dicts of meta values (with optional "
             f"num_warps, num_stages and maxnreg), got {value!r}"
         )
+    for index, entry in enumerate(value):
+        cap = entry.get("maxnreg")
+        if isinstance(cap, (tuple, list)):
+            raise TypeError(
+                f"{function}: configs[{index}]['maxnreg'] is one cap (an int or None), got {cap!r}"
+            )
+        _check_maxnreg(function, cap)
