@@ -10,8 +10,8 @@ partial products in one launch of ``S`` times as many programs
 them in a second, memory-bound launch (:mod:`~ninetoothed.library.split_sum`).
 
 The rule (:func:`splits`): count the output's tiles at a reference tile of
-``REFERENCE_TILE`` (the pinned block size in tests; thin tiles for outputs
-of a few rows, as ``mm`` tunes them).  With at least half of ``PROCESSORS``
+``REFERENCE_TILE`` (the pinned block size in tests; thin outputs are never
+split, below).  With at least half of ``PROCESSORS``
 tiles, ``S = 1``: one launch as before (the paper's 4096 x 4096 ``mm`` has
 1,024).  Otherwise ``S`` is the largest count whose programs still fit one
 wave, ``PROCESSORS // tiles``, so that the reference tiles make one program
@@ -47,8 +47,7 @@ PROCESSORS = 132
 """The streaming multiprocessors the rule fills: an H100's (SXM) and an H200's."""
 
 REFERENCE_TILE = 128
-"""The output tile's rows and columns the rule counts tiles with (thin outputs:
-``mm.tallest_block`` rows)."""
+"""The output tile's rows and columns the rule counts tiles with."""
 
 STEP = 64
 """The ``k`` step the rule assumes (the largest default ``BLOCK_SIZE_K``)."""
@@ -78,9 +77,10 @@ def pinned_splits(count: int) -> Iterator[None]:
 
 def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None = None) -> int:
     """``S``, the chunks to cut a reduction of ``depth`` into, for ``batch`` products
-    of ``rows`` x ``columns`` (``tallest``: the thin tiles' rows, if any); 1 for no
-    split.  Under :func:`~ninetoothed.library.pinned_block_sizes` the pinned size
-    stands for both the tile and the step; :func:`pinned_splits` overrides the rule,
+    of ``rows`` x ``columns``; 1 for no split, always for a thin output (``tallest``:
+    the thin tiles' rows, given for one).  Under
+    :func:`~ninetoothed.library.pinned_block_sizes` the pinned size stands for both
+    the tile and the step; :func:`pinned_splits` overrides the rule,
     except for an empty reduction (chunks of no length), which is never split."""
     if depth == 0:
         return 1
@@ -89,7 +89,7 @@ def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None 
     if tallest is not None:
         return 1  # a thin output (decoding): see the module's docstring
     size = pinned()
-    height = size or tallest or REFERENCE_TILE
+    height = size or REFERENCE_TILE
     width, step = (size, size) if size else (REFERENCE_TILE, STEP)
     tiles = batch * _ceil(rows, height) * _ceil(columns, width)
     if tiles == 0 or 2 * tiles >= PROCESSORS:
