@@ -69,12 +69,36 @@ def guard_factory() -> Callable[[Sequence[Any]], Callable[..., bool]] | None:
     return _make_guard
 
 
+FLUSH_BYTES_FLOOR = 256 << 20
+"""The smallest buffer written between timed runs (``triton.testing.do_bench``'s size)."""
+
+
+def flush_buffer() -> torch.Tensor:
+    """A buffer on the current device large enough that zeroing it evicts the L2 cache.
+
+    Twice the L2 size, and at least 256 MiB as ``do_bench`` uses: allocated per
+    timing (PyTorch's caching allocator makes that cheap), never kept, so
+    tuning holds no memory once it ends.
+    """
+    l2_bytes = int(getattr(torch.cuda.get_device_properties(), "L2_cache_size", 0) or 0)
+    return torch.empty(max(FLUSH_BYTES_FLOOR, 2 * l2_bytes), dtype=torch.int8, device="cuda")
+
+
 def time_runs(run: Callable[[], None], count: int) -> list[float]:
-    """Milliseconds of each of ``count`` runs, from CUDA events on the current stream."""
+    """Milliseconds of each of ``count`` runs, from CUDA events on the current stream.
+
+    The L2 cache is flushed before each run, as ``triton.testing.do_bench``
+    does: timed back to back, a kernel whose data fits in L2 (a 16M-element
+    float16 silu reads and writes 64 MB against the H100's 50 MB of L2) finds
+    part of it there from the previous run, and configurations that profit
+    from that warm cache win the tuning but not a cold-cache benchmark.
+    """
     event: Any = torch.cuda.Event
     starts = [event(enable_timing=True) for _ in range(count)]
     ends = [event(enable_timing=True) for _ in range(count)]
+    flush = flush_buffer()
     for start, end in zip(starts, ends):
+        flush.zero_()
         start.record()
         run()
         end.record()
