@@ -208,6 +208,16 @@ def test_launches_on_the_arguments_device_and_its_current_stream():
         kernel(x, y, out)
         torch.cuda.synchronize(device)
         torch.testing.assert_close(out, x + y)
+        # The input is written on a side stream of the tensors' device after a
+        # long sleep: a launch on any other stream (or device) would read it
+        # before it is written.
+        side = torch.cuda.Stream(device=device)
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(100_000_000)
+            x.fill_(2.0)
+            kernel(x, y, out)
+        side.synchronize()
+        torch.testing.assert_close(out, y + 2.0)
 
 
 def test_jax_in_place_kernel_is_tuned_without_changing_its_result():
