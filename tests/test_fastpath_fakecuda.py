@@ -36,4 +36,4 @@ def test_fast_path_launches_what_the_kernel_expects(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("  ok  ") == 14, result.stdout
+    assert result.stdout.count("  ok  ") == 18, result.stdout

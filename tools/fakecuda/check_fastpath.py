@@ -14,7 +14,8 @@ device 0 and give a fixed stream):
    at call time, pinned configuration), a kernel with a float scalar, and a
    matmul; the stand-in ``cuLaunchKernelEx`` records grid, block, stream and
    every parameter, which must be what the kernel expects, on the miss and on
-   the hot path (a second call), and again after a new shape;
+   the hot path (a second call), and again after a new shape; a kernel whose
+   constexpr switches a parameter off, given a meta placeholder for it;
 2. ``--time``: host µs per call of the hot path, of ``JITFunction.run`` and of
    the raw launcher with everything precomputed, with a driver that does
    nothing.
@@ -215,6 +216,7 @@ def main() -> int:
     )  # fmt: skip
 
     failures += not constexpr_scalar_by_value(x, z)
+    failures += not unused_placeholder(recorder, adapter, x, z)
 
     mm = ninetoothed.make(
         matmul.arrangement, matmul.application, matmul.tensors,
@@ -283,6 +285,57 @@ def constexpr_scalar_by_value(x: Any, z: Any) -> bool:
         f"{len(launcher._loaded)} compiled, {len(launcher.plans)} plans for 2 values"
     )
     return good
+
+
+def masked_scale_application(s: Any, m: Any, flag: Any, t: Any) -> None:
+    if flag:
+        t = s * m  # noqa: F841
+    else:
+        t = s  # noqa: F841
+
+
+def unused_placeholder(recorder: Recorder, adapter: Any, x: Any, z: Any) -> bool:
+    """A parameter the call's constexpr switches off, given a meta placeholder: the miss
+    launches its stand-in's sizes and the placeholder's pointer (0), the hot path the
+    same; switched on, the placeholder is refused on a warm path too."""
+    import torch
+
+    import ninetoothed
+    from ninetoothed import Symbol, Tensor
+    from ninetoothed.errors import LaunchError
+
+    kernel = ninetoothed.make(
+        lambda s, m, f, t, B=Symbol("B", constexpr=True): (  # noqa: B008
+            s.tile((B,)),
+            m.tile((B,)),
+            f,
+            t.tile((B,)),
+        ),
+        masked_scale_application,
+        (Tensor(1), Tensor(1), Tensor(0, constexpr=True), Tensor(1)),
+    )
+    launcher = launcher_of(kernel, adapter)
+    n = x.shape[0]
+    placeholder = torch.empty(n, dtype=torch.float16, device="meta")
+    # s, m, t pointers (m: the placeholder's), then the sizes (m's stand-in: 1, a constexpr).
+    expected = [x.data_ptr(), 0, z.data_ptr(), n, n, 0, 0]
+    good = check(
+        recorder, "a meta placeholder, switched off",
+        lambda: launcher.call(x, placeholder, False, z, B=1024), 4, expected, {3, 4},
+    )  # fmt: skip
+    good = good and len(launcher.plans) == 1
+    # The plan's guard (none where PyTorch's misbehaves) takes the placeholder.
+    guarded = launcher.reads.guard is None or launcher.mru[0][0](x, placeholder, z)
+    print(f"  {'ok' if guarded else 'WRONG'}  the plan's guard accepts the placeholder")
+    good = good and guarded
+    try:
+        launcher.call(x, placeholder, True, z, B=1024)
+    except LaunchError as error:
+        refused = "'m' is on meta" in str(error)
+        print(f"  {'ok' if refused else 'WRONG'}  the placeholder switched on: {error}")
+        return good and refused
+    print("  WRONG  the meta placeholder switched on launched")
+    return False
 
 
 def timings(tuned: Any, given: Any, fixed: Any, x: Any, y: Any, z: Any) -> None:

@@ -12,6 +12,7 @@ tensors passed in (PyTorch, PaddlePaddle)::
 subclass names its tensor types and supplies the hooks:
 :meth:`~Adapter.describe` (required), and where the defaults do not fit,
 :meth:`~Adapter.pointers` (what the backend gets for each tensor on the GPU),
+:meth:`~Adapter.placeholder` (a stand-in for a parameter a call leaves unused),
 :meth:`~Adapter.launch_stream`, :meth:`~Adapter.device_guard` and
 :meth:`~Adapter.launch_interpreted` (handing tensors to the interpreter).
 Functional frameworks (JAX) override :meth:`~Adapter.call` for their own
@@ -84,6 +85,12 @@ class Adapter:
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer of ``obj``."""
         raise NotImplementedError
+
+    def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        """A new tensor of ``shape``, canonical ``dtype`` and ``device``, handed to the
+        kernel for a parameter the call leaves unused (see :mod:`ninetoothed.guards`);
+        None (the default) where the framework makes none: every parameter is checked."""
+        return None
 
     def pointers(self, bound: BoundCall) -> list[Any]:
         """What the backend gets for each tensor's data on the GPU (default: the tensors)."""
@@ -181,6 +188,7 @@ class Adapter:
             framework=self.name,
             recognizes=self.recognizes,
             describe=describe or self.describe,
+            placeholder=self.placeholder,
         )
 
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

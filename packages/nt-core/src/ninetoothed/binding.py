@@ -5,12 +5,16 @@ count, which arguments are tensors and which scalars, ranks, declared sizes
 and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
 arguments that give constexpr and run-time symbols (or pin meta symbols,
 skipping auto-tuning), and the source sizes the arrangement ties together
-(:mod:`ninetoothed.agreement`, derived once per kernel).
+(:mod:`ninetoothed.agreement`, derived once per kernel).  A tensor parameter
+that only constexpr-guarded code touches, and that this call's constexprs
+switch off (:mod:`ninetoothed.guards`), is unused: its argument (a placeholder,
+as upstream's libraries pass) is checked for its kind and rank only, ties no
+size, and the kernel gets a one-element stand-in of the call's device.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from ninetoothed.agreement import Agreement
@@ -22,6 +26,10 @@ from ninetoothed.symbol import is_power_of_two
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""
+
+Placeholder = Callable[[tuple[int, ...], str, str], Any]
+"""``(shape, dtype name, device) -> tensor``: a framework's stand-in for an unused
+parameter (None where the framework cannot make one)."""
 
 
 class BoundCall(NamedTuple):
@@ -38,6 +46,10 @@ class BoundCall(NamedTuple):
 
     device: str
 
+    unused: frozenset[int] = frozenset()
+    """Indices (among the tensor parameters) of the parameters this call leaves unused:
+    their entries in :attr:`tensors` and :attr:`tensor_arguments` are the stand-ins."""
+
 
 def bind_call(
     spec: KernelSpec,
@@ -47,6 +59,7 @@ def bind_call(
     framework: str,
     recognizes: Callable[[object], bool],
     describe: Callable[[Any], TensorInfo],
+    placeholder: Placeholder | None = None,
 ) -> BoundCall:
     """Check a call against ``spec`` and describe its tensors.
 
@@ -54,6 +67,8 @@ def bind_call(
     Everything that does not depend on the arguments comes precomputed from
     ``spec.call_checks``: this runs on every kernel call, which is also why
     the per-tensor checks stay inline rather than in helper functions.
+    ``placeholder`` makes the stand-ins of unused parameters; without it every
+    parameter is checked.
     """
     checks = spec.call_checks
     if len(args) != len(checks):
@@ -61,6 +76,9 @@ def bind_call(
         raise LaunchError(
             f"{spec.name} takes {len(checks)} positional arguments ({expected}), got {len(args)}"
         )
+    unused: frozenset[int] = frozenset()
+    if spec.conditional and placeholder is not None:
+        unused = spec.unused_parameters(constexpr_values(checks, args, kwargs))
     tensors: list[TensorInfo] = []
     tensor_arguments: list[Any] = []
     scalars: dict[str, Any] = {}
@@ -83,6 +101,10 @@ def bind_call(
                 f"{spec.name}: parameter {check.name!r} expects {check.ndim} dimensions, "
                 f"got a tensor of shape {info.shape} ({len(info.shape)} dimensions)"
             )
+        if unused and len(tensors) in unused:  # replaced by a stand-in below
+            tensors.append(info)
+            tensor_arguments.append(argument)
+            continue
         for dim, size in check.fixed_sizes:
             if info.shape[dim] != size:
                 raise LaunchError(
@@ -110,15 +132,62 @@ def bind_call(
         tensors.append(info)
         tensor_arguments.append(argument)
 
+    if unused and (
+        device is None
+        or not _stand_in(spec, unused, tensors, tensor_arguments, device, placeholder, describe)
+    ):
+        # No used tensor gives the device, or the framework has no stand-in: check all.
+        return bind_call(
+            spec, args, kwargs, framework=framework, recognizes=recognizes, describe=describe
+        )
     for agreement in spec.agreements:
-        first, first_dim = agreement.dims[0]
+        dims = [d for d in agreement.dims if d[0] not in unused] if unused else agreement.dims
+        if not dims:
+            continue
+        first, first_dim = dims[0]
         size = tensors[first].shape[first_dim]
-        for other, dim in agreement.dims[1:]:
+        for other, dim in dims[1:]:
             if tensors[other].shape[dim] != size:
                 _disagree(spec, agreement, tensors, (first, first_dim), (other, dim))
     if kwargs or spec.required_symbols:
         _bind_keywords(spec, kwargs, scalars)
-    return BoundCall(tensors, tensor_arguments, scalars, device or "cpu")
+    return BoundCall(tensors, tensor_arguments, scalars, device or "cpu", unused)
+
+
+def constexpr_values(
+    checks: Sequence[ParameterCheck], args: Sequence[Any], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The call's constexpr values by name: constexpr scalar parameters (fixed at
+    ``make`` or given) and keyword symbols, as the kernel will see them."""
+    values = dict(kwargs)
+    for check, argument in zip(checks, args):
+        if check.constexpr:
+            values[check.name] = argument if check.fixed_value is None else check.fixed_value
+    return values
+
+
+def _stand_in(
+    spec: KernelSpec,
+    unused: frozenset[int],
+    tensors: list[TensorInfo],
+    tensor_arguments: list[Any],
+    device: str,
+    placeholder: Placeholder | None,
+    describe: Callable[[Any], TensorInfo],
+) -> bool:
+    """Put a one-element tensor of the call's device in place of each unused argument,
+    of the declared dtype (else the argument's, if kernels take it, else float32).
+    False if the framework made none."""
+    checks = [check for check in spec.call_checks if not check.is_scalar]
+    for index in sorted(unused):
+        check, given = checks[index], tensors[index]
+        dtype = check.dtype or (given.dtype if given.dtype in TRITON_DTYPES else "float32")
+        stand_in = placeholder((1,) * check.ndim, dtype, device) if placeholder else None
+        if stand_in is None:
+            return False
+        tensors[index] = describe(stand_in)
+        tensor_arguments[index] = stand_in
+    return True
 
 
 def _disagree(

@@ -20,6 +20,7 @@ from ninetoothed.agreement import Agreement
 from ninetoothed.agreement import derive as derive_agreements
 from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
+from ninetoothed.guards import Conditional, conditional_parameters
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
@@ -57,6 +58,8 @@ class ParameterCheck:
     """A scalar's value fixed at ``make`` time (``Tensor(0, value=...)``), else None."""
     jagged_dim: int | None = None
     """The jagged dimension (``Tensor(jagged_dim=...)``: a torch nested tensor), else None."""
+    constexpr: bool = False
+    """A constexpr scalar (``Tensor(0, constexpr=True)``): its value is compiled in."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class KernelSpec:
         # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
         # computation, so it is computed here, outside any trace.
         self.jagged_parameters  # noqa: B018
+        self.conditional  # noqa: B018
 
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:
@@ -107,6 +111,7 @@ class KernelSpec:
                     dtype=declared.name if isinstance(declared, DataType) else None,
                     fixed_value=source.value,
                     jagged_dim=source.jagged_dim,
+                    constexpr=parameter.is_scalar and source.constexpr,
                 )
             )
         return tuple(checks)
@@ -127,6 +132,16 @@ class KernelSpec:
             [p.arranged for p in tensors],
             skip={i for i, p in enumerate(tensors) if p.name in gathered},
         )
+
+    @cached_property
+    def conditional(self) -> tuple[Conditional, ...]:
+        """Tensor parameters only constexpr-guarded code touches (see :mod:`ninetoothed.guards`)."""
+        return conditional_parameters(self)
+
+    def unused_parameters(self, values: Mapping[str, Any]) -> frozenset[int]:
+        """Indices (among :attr:`tensor_parameters`) of the parameters no code runs on
+        for a call with these constexpr ``values`` (by parameter or symbol name)."""
+        return frozenset(c.index for c in self.conditional if not c.used(values))
 
     @cached_property
     def tile_symbols(self) -> frozenset[str]:

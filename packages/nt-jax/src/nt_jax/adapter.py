@@ -77,6 +77,12 @@ class JaxAdapter(Adapter):
         """
         return _describe(obj, None, with_pointer=True)
 
+    def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        """A zero-filled array handed to the kernel for a parameter the call leaves unused
+        (on ``device``; a constant of the computation under ``jax.jit``)."""
+        placed = next((d for d in jax.devices() if _device_name(d) == device), None)
+        return jax.numpy.zeros(shape, dtype=dtype, device=placed)
+
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Validate, launch, and return the output parameters' new arrays.
 
@@ -128,6 +134,8 @@ class JaxAdapter(Adapter):
                 results = callbacks.call_buffer_callback(kernel, bound, call_roles)
             else:
                 results = triton_call.call_jax_triton(triton_kernel, bound, call_roles)
+        if bound.unused:
+            results = _unused_outputs(kernel, bound, call_roles, args, results)
         return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -150,6 +158,27 @@ def eager_calls(adapter: JaxAdapter, kernel: GeneratedKernel) -> EagerCalls:
         found = EagerCalls(kernel, adapter._call, miss)
         setattr(kernel, EAGER_ATTRIBUTE, found)
     return found
+
+
+def _unused_outputs(
+    kernel: GeneratedKernel,
+    bound: BoundCall,
+    call_roles: Roles,
+    args: tuple[Any, ...],
+    results: list[Any],
+) -> list[Any]:
+    """The results with each output the call left unused (the kernel wrote a stand-in)
+    replaced by its argument as given: its initial contents, or zeros for a
+    ``ShapeDtypeStruct``."""
+    given = [a for a, check in zip(args, kernel.spec.call_checks) if not check.is_scalar]
+    replaced = list(results)
+    for output, index in enumerate(call_roles.outputs):
+        if index in bound.unused:
+            argument = given[index]
+            if isinstance(argument, jax.ShapeDtypeStruct):
+                argument = jax.numpy.zeros(argument.shape, argument.dtype)
+            replaced[output] = argument
+    return replaced
 
 
 def _interpreted(kernel: GeneratedKernel, bound: BoundCall, call_roles: Roles) -> list[Any]:

@@ -111,6 +111,11 @@ class PaddleAdapter(Adapter):
             data_ptr=obj.data_ptr(),
         )
 
+    def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        """A zero-filled tensor handed to the kernel for a parameter the call leaves unused."""
+        place = f"gpu:{cuda_index(device)}" if device.startswith("cuda") else device
+        return paddle.zeros(shape, dtype=dtype).to(place)
+
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Refuse tensors taking part in autograd (no backward), then the template's call.
 

@@ -44,6 +44,10 @@ class TorchAdapter(Adapter):
             0 if _is_compiling() else obj.data_ptr(),
         )
 
+    def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
+        """A zero-filled tensor handed to the kernel for a parameter the call leaves unused."""
+        return torch.zeros(shape, dtype=getattr(torch, dtype), device=device)
+
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Refuse tensors requiring grad; while traced or vmapped, call the custom operator.
 

@@ -56,6 +56,8 @@ HostFunction = Callable[[Sequence[TensorInfo], Sequence[Any], dict[str, Any]], L
 def host_source(spec: KernelSpec, generated: GeneratedSource) -> str:
     """Python source of the host function (see the module docstring)."""
     lines = [f"def {n.HOST_FUNCTION}({n.HOST_TENSORS}, {n.HOST_POINTERS}, {n.HOST_SCALARS}):"]
+    if spec.conditional:
+        lines.append(f"    {n.UNUSED} = {n.UNUSED_OF}({n.HOST_SCALARS})")
     lines += _unpacking(spec, generated)
     if spec.meta_symbols:
         lines.append(f"    def {n.GRID_FUNCTION}({n.META}):")
@@ -156,13 +158,14 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     grid_tuple = _tuple(names)
     for check in generated.shape_checks:
         shape_text = _tuple([f"max({s}, 0)" for s in check.shape])
-        lines.append(f"    if {shape_text} != {grid_tuple}:")
+        lines.append(f"    if {_unless_unused(spec, check.parameter)}{shape_text} != {grid_tuple}:")
         lines.append(
             f"        {n.MISMATCH}({check.parameter!r}, {shape_text}, {grid_tuple}, "
             f"{n.HOST_TENSORS})"
         )
     for requirement in generated.requirements:
-        lines.append(f"    if {requirement.size} not in {requirement.allowed!r}:")
+        unless = _unless_unused(spec, requirement.parameter)
+        lines.append(f"    if {unless}{requirement.size} not in {requirement.allowed!r}:")
         lines.append(
             f"        {n.UNMET}({requirement.message!r}, {requirement.size}, {n.HOST_TENSORS})"
         )
@@ -171,6 +174,16 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     if spec.meta_symbols:
         lines.append(f"    return {n.GRID}")
     return lines
+
+
+def _unless_unused(spec: KernelSpec, parameter: str) -> str:
+    """The start of a launch check's condition that skips it where the call leaves
+    ``parameter`` unused (its tensor is then a one-element stand-in): empty for
+    parameters every call uses."""
+    for conditional in spec.conditional:
+        if conditional.name == parameter:
+            return f"{conditional.index} not in {n.UNUSED} and "
+    return ""
 
 
 def _tuple(items: Sequence[str]) -> str:
@@ -212,6 +225,7 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.MISMATCH: mismatch,
         n.UNMET: unmet,
         n.OVERLAP: overlap,
+        n.UNUSED_OF: spec.unused_parameters,
         n.PIN: _pinning(spec, signature),
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,

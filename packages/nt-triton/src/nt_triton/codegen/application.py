@@ -43,6 +43,9 @@ class ApplicationRewriter(ast.NodeTransformer):
         self.prelude: list[ast.stmt] = []
         self.loop_depth = 0
         self.hoisting = False
+        self.branching = False
+        """Inside a conditional expression's branch of a hoisting statement: loads stay
+        in the branch, a read-back's barrier still goes before the statement."""
         self.cache: dict[tuple[Any, ...], dict[str, ast.expr]] = {}
         self.counter = itertools.count()
 
@@ -98,7 +101,7 @@ class ApplicationRewriter(ast.NodeTransformer):
         key = _view_key(view)
         if self.hoisting and naming.TILE in self.cache.get(key, {}):
             return self.cache[key][naming.TILE]
-        if view.parameter.name in self.context.stored and self.hoisting:
+        if view.parameter.name in self.context.stored and (self.hoisting or self.branching):
             # Reading back what this program stored: other threads of the
             # program may have written those elements, so wait for them.
             self.prelude.append(ast.Expr(call("tl.debug_barrier", [])))
@@ -402,6 +405,20 @@ class ApplicationRewriter(ast.NodeTransformer):
         node.test = self.visit(node.test)
         node.body = self.rewrite_body(node.body)
         node.orelse = self.rewrite_body(node.orelse)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
+        # Only the branch the condition selects runs (a constexpr condition compiles
+        # only that one), so its loads stay in it: hoisted before the statement, they
+        # would read a tensor the call may leave unused (see ninetoothed.guards).
+        node.test = self.visit(node.test)
+        hoisting, branching = self.hoisting, self.branching
+        self.hoisting, self.branching = False, hoisting or branching
+        try:
+            node.body = self.visit(node.body)
+            node.orelse = self.visit(node.orelse)
+        finally:
+            self.hoisting, self.branching = hoisting, branching
         return node
 
     def visit_With(self, node: ast.With) -> ast.stmt:

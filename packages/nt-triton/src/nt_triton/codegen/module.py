@@ -194,7 +194,9 @@ def _launch_checks(
     for parameter in context.spec.tensor_parameters:
         for requirement in parameter.arranged.all_requirements().values():
             size = context.expression(requirement.size)
-            requirements.append(SizeRequirement(size, requirement.message, requirement.allowed))
+            requirements.append(
+                SizeRequirement(size, requirement.message, requirement.allowed, parameter.name)
+            )
     return tuple(shapes), tuple(requirements)
 
 

@@ -156,9 +156,15 @@ def grid_size(dim: int) -> str:
 MISMATCH = f"{PREFIX}mismatch"
 UNMET = f"{PREFIX}unmet"
 OVERLAP = f"{PREFIX}overlap"
+UNUSED_OF = f"{PREFIX}unused_of"
 NEXT_POWER_OF_TWO = "next_power_of_two"
 PIN = f"{PREFIX}pinned"
-"""Functions the host code calls (raising launch errors; padding sizes; pinned meta values)."""
+"""Functions the host code calls (raising launch errors; the parameters a call leaves
+unused; padding sizes; pinned meta values)."""
+
+UNUSED = f"{PREFIX}unused"
+"""The host's set of the tensor parameters (indices) a call leaves unused, whose shape
+checks it skips (see :mod:`ninetoothed.guards`)."""
 
 NEW_TUPLE = f"{PREFIX}new_tuple"
 PLAN = f"{PREFIX}plan"

@@ -54,6 +54,8 @@ class SizeRequirement:
     size: SymbolLike
     message: str
     allowed: tuple[int, ...] = (1,)
+    parameter: str = ""
+    """The parameter whose arrangement requires it."""
 
 
 @dataclass(frozen=True)

@@ -201,7 +201,8 @@ class FastLauncher:
         with reads.device_guard(device):
             configuration = self._configuration(_Call(bound, prepared, device, pointers, scalars))
             launch = self._launch_of(bound, prepared, device, configuration)
-        plan = self._plan(bound, pointers, kwargs, launch, device, scalars)
+        pointers = self._call_pointers(bound, args, pointers)
+        plan = self._plan(bound, args, pointers, kwargs, launch, device, scalars)
         try:
             key = self.key(args, kwargs)
         except Exception:  # noqa: BLE001 - arguments the hot path cannot key: launch only
@@ -321,15 +322,22 @@ class FastLauncher:
     def _plan(
         self,
         bound: BoundCall,
+        args: tuple[Any, ...],
         pointers: list[int],
         kwargs: dict[str, Any],
         launch: Callable[..., Any],
         device: int,
         scalars: list[Any],
     ) -> Plan:
+        """The plan of a validated call, as the hot path checks it against later calls
+        (``pointers``: :meth:`_call_pointers`)."""
+        tensors = bound.tensor_arguments
+        if bound.unused:  # the hot path reads the arguments, not the stand-ins
+            given = [args[i] for i in self._tensor_positions]
+            tensors = [given[i] if i in bound.unused else t for i, t in enumerate(tensors)]
         guard: Callable[..., bool] = _never
         if self.reads.guard is not None:
-            made = self.reads.guard(bound.tensor_arguments)
+            made = self.reads.guard(tensors)
             if made is not None:
                 guard = made
         aligned = 0 if not any(p & 15 for p in pointers) else -1
@@ -338,6 +346,24 @@ class FastLauncher:
             for i, s in zip(self._scalar_positions, scalars)
         )
         return (guard, aligned, dict(kwargs), launch, device, classes)
+
+    def _call_pointers(
+        self, bound: BoundCall, args: tuple[Any, ...], pointers: list[int]
+    ) -> list[int]:
+        """The pointers a launch passes, as the hot path reads them from the arguments.
+
+        A parameter the call leaves unused (``bound.unused``) was prepared with a
+        stand-in; the launch passes the argument's own pointer, as the hot path does
+        on the next call: the kernel never reads it (the call's constexprs, part of
+        the plan's key, compiled that code out), so a miss and a hit launch alike.
+        """
+        if not bound.unused:
+            return pointers
+        pointer_of = _reader(self.reads.pointer_read)
+        return [
+            pointer_of(args[self._tensor_positions[i]]) if i in bound.unused else pointer
+            for i, pointer in enumerate(pointers)
+        ]
 
     def _bind(
         self,
@@ -411,6 +437,14 @@ class _Call(NamedTuple):
 def _scalar_value(value: Any) -> tuple[type, Any]:
     """A constexpr scalar's key: its type with its value (``True`` must not hit ``1``)."""
     return (type(value), value)
+
+
+def _reader(read: str) -> Callable[[Any], Any]:
+    """A function applying one of :class:`HostReads`'s reads (``{}`` the tensor)."""
+    namespace: dict[str, Any] = {}
+    exec(compile(f"def read(t):\n    return {read.format('t')}\n", "<read>", "exec"), namespace)  # noqa: S102
+    function: Callable[[Any], Any] = namespace["read"]
+    return function
 
 
 def _no_launch(stream: int, *per_call: Any) -> None:
