@@ -89,7 +89,7 @@ def test_loading_a_hierarchical_level_needs_an_index():
 
 def test_missing_constexpr_symbol():
     x = torch.randn(8)
-    with pytest.raises(LaunchError, match=r"missing keyword argument\(s\) BLOCK_SIZE"):
+    with pytest.raises(LaunchError, match=r"missing constexpr symbol\(s\) BLOCK_SIZE"):
         add.constexpr_kernel(x, x, torch.empty_like(x))
 
 

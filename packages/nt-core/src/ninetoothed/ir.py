@@ -73,7 +73,8 @@ class KernelSpec:
     """Chosen by auto-tuning."""
 
     constexpr_symbols: dict[str, Symbol]
-    """Given by the caller by keyword; compile-time in the kernel."""
+    """Given by the caller (after the tensors, positionally or by keyword); compile-time
+    in the kernel."""
 
     runtime_symbols: dict[str, Symbol]
     """Given by the caller by keyword (beyond sizes and strides); run-time values."""
@@ -86,6 +87,7 @@ class KernelSpec:
         # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
         # computation, so it is computed here, outside any trace.
         self.jagged_parameters  # noqa: B018
+        self.argument_names  # noqa: B018
 
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:
@@ -141,6 +143,24 @@ class KernelSpec:
         )
 
     @cached_property
+    def positional_symbols(self) -> tuple[str, ...]:
+        """The constexpr symbols a call may give positionally, after the parameters.
+
+        Upstream's launch function takes them in this order: sorted by name,
+        leaving out any named like a parameter's tensor (that name is the
+        tensor's).
+        """
+        sources = {p.source.name for p in self.parameters}
+        return tuple(sorted(name for name in self.constexpr_symbols if name not in sources))
+
+    @cached_property
+    def argument_names(self) -> tuple[str, ...]:
+        """Upstream's launch signature: each parameter's tensor name, then the
+        :attr:`positional_symbols`.  A call may give any of them by keyword
+        (a tensor by its ``Tensor(name=...)``) or positionally, in this order."""
+        return tuple(p.source.name for p in self.parameters) + self.positional_symbols
+
+    @cached_property
     def symbol_kinds(self) -> dict[str, str]:
         """``"meta"``, ``"constexpr"`` or ``"runtime"`` for each symbol a call may give."""
         return {
@@ -151,7 +171,8 @@ class KernelSpec:
 
     @cached_property
     def required_symbols(self) -> frozenset[str]:
-        """Symbols every call must give by keyword (constexpr and run-time ones)."""
+        """Symbols every call must give (constexpr and run-time ones), by keyword once
+        :func:`~ninetoothed.binding.canonical_call` has put the call in the adapters' form."""
         return frozenset(self.constexpr_symbols) | frozenset(self.runtime_symbols)
 
     @cached_property
