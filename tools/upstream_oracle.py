@@ -18,7 +18,10 @@ upstream writes and Triton's interpreter only recognises as ``tl.constexpr``.
 Expected failures: the tests of our deliberate departures (misspelt options
 name their close matches; ahead-of-time options raise), upstream's quirk on
 an arrangement returning its tensors unchanged (every program addresses
-element 0), and the debugging test that draws on our visualization example.
+element 0), the debugging test that draws on our visualization example,
+and in ``test_call_forms.py`` the tests of our error messages (upstream
+raises Python's ``TypeError`` s), of pinning a meta symbol by keyword (ours),
+and of PaddlePaddle and JAX (upstream runs on torch only).
 ``test_visualization.py`` tests our own module and is left out.
 """
 
