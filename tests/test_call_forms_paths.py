@@ -1,21 +1,27 @@
-"""Upstream's call forms on the GPU's fast path (``tests/upstream/test_call_forms.py``).
+"""Upstream's call forms (``tests/upstream/test_call_forms.py``) on the other call paths.
 
-Constexpr symbols given positionally and tensors given by their names are
-put in the adapters' form when the fast path misses, then tried on the fast
-path again: after the first call they launch from the plan a keyword call
-makes, without validating again.  Run with :func:`support.stub_gpu.stubbed_gpu`
-(the GPU's path on CPU tensors, launches recorded).
+* The GPU's fast path: constexpr symbols given positionally and tensors given
+  by their names are put in the adapters' form when the fast path misses,
+  then tried on the fast path again: after the first call they launch from
+  the plan a keyword call makes, without validating again.  Run with
+  :func:`support.stub_gpu.stubbed_gpu` (the GPU's path on CPU tensors,
+  launches recorded).
+* ``torch.compile``, for a kernel and for one registered with
+  ``nt_torch.custom_op`` (whose schema takes symbols by keyword only).
+* ``paddle.jit.to_static``, whose translator simulates ``Kernel.__call__``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from support.stub_gpu import stubbed_gpu
 
 import ninetoothed
+import nt_torch
 from ninetoothed import Symbol, Tensor
 from ninetoothed.adapter import Adapter
 from nt_triton.launch.fastpath import FastLauncher
@@ -71,3 +77,41 @@ def test_upstream_call_forms_launch_from_the_keyword_calls_plan(counted: dict[st
             assert len(launches) == 1
         with pytest.raises(ninetoothed.errors.LaunchError, match="got two values for constexpr"):
             kernel(x, y, z, 128, BLOCK=64)
+
+
+@pytest.mark.interpreter_only  # torch.compile of interpreted kernels
+def test_upstream_call_forms_under_torch_compile() -> None:
+    kernel = ninetoothed.make(tiles, add, (Tensor(1), Tensor(1), Tensor(1)))
+    operator = nt_torch.custom_op("nt_test_call_forms::add", kernel)
+    x, y = torch.randn(300), torch.randn(300)
+    for launch in (kernel, operator):
+
+        def function(x: torch.Tensor, y: torch.Tensor, launch: Any = launch) -> torch.Tensor:
+            z = torch.full_like(x, float("nan"))
+            launch(x, y, z, 64)
+            return z
+
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(function, fullgraph=True)(x, y), x + y)
+
+
+def test_upstream_call_forms_under_paddle_to_static() -> None:
+    paddle = pytest.importorskip("paddle")
+    kernel = ninetoothed.make(tiles, add, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y = paddle.randn([70]), paddle.randn([70])
+
+    def positional(x: Any, y: Any) -> Any:
+        z = paddle.full_like(x, float("nan"))
+        kernel(x, y, z, 32)
+        return z * 2
+
+    def keyword(x: Any, y: Any) -> Any:
+        z = paddle.full_like(x, float("nan"))
+        kernel(x, y, z, BLOCK=32)
+        return z * 2
+
+    expected = ((x + y) * 2).numpy()
+    for block in (positional, keyword):
+        np.testing.assert_allclose(block(x, y).numpy(), expected, rtol=1e-6)
+        result = paddle.jit.to_static(block)(x, y)
+        np.testing.assert_allclose(result.numpy(), expected, rtol=1e-6)

@@ -137,7 +137,7 @@ def canonical_call(
     """
     count = len(spec.parameters)
     names = spec.argument_names
-    if len(args) <= count and (not kwargs or all(n not in kwargs for n in names[:count])):
+    if len(args) <= count and (not kwargs or kwargs.keys().isdisjoint(names[:count])):
         return args, kwargs  # the adapters' form (or too few: bind_call names the count)
     if len(args) > len(names):
         _too_many(spec, len(args))

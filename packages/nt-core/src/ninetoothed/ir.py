@@ -82,12 +82,30 @@ class KernelSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
 
+    positional_symbols: tuple[str, ...] = field(init=False)
+    """The constexpr symbols a call may give positionally, after the parameters.
+
+    Upstream's launch function takes them in this order: sorted by name,
+    leaving out any named like a parameter's tensor (that name is the
+    tensor's)."""
+
+    argument_names: tuple[str, ...] = field(init=False)
+    """Upstream's launch signature: each parameter's tensor name, then the
+    :attr:`positional_symbols`.  A call may give any of them by keyword (a
+    tensor by its ``Tensor(name=...)``) or positionally, in this order."""
+
     def __post_init__(self) -> None:
         # Adapters read this on every call, also while torch.compile traces one; on
         # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
         # computation, so it is computed here, outside any trace.
         self.jagged_parameters  # noqa: B018
-        self.argument_names  # noqa: B018
+        # Fields, not cached properties: Kernel.__call__ reads them on every call,
+        # also while Paddle's SOT simulates one, which sees only a dataclass's fields.
+        sources = {p.source.name for p in self.parameters}
+        positional = tuple(sorted(n for n in self.constexpr_symbols if n not in sources))
+        object.__setattr__(self, "positional_symbols", positional)
+        names = tuple(p.source.name for p in self.parameters) + positional
+        object.__setattr__(self, "argument_names", names)
 
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:
@@ -141,24 +159,6 @@ class KernelSpec:
             for size in level.shape
             if isinstance(size, Symbol) and str(size) in given
         )
-
-    @cached_property
-    def positional_symbols(self) -> tuple[str, ...]:
-        """The constexpr symbols a call may give positionally, after the parameters.
-
-        Upstream's launch function takes them in this order: sorted by name,
-        leaving out any named like a parameter's tensor (that name is the
-        tensor's).
-        """
-        sources = {p.source.name for p in self.parameters}
-        return tuple(sorted(name for name in self.constexpr_symbols if name not in sources))
-
-    @cached_property
-    def argument_names(self) -> tuple[str, ...]:
-        """Upstream's launch signature: each parameter's tensor name, then the
-        :attr:`positional_symbols`.  A call may give any of them by keyword
-        (a tensor by its ``Tensor(name=...)``) or positionally, in this order."""
-        return tuple(p.source.name for p in self.parameters) + self.positional_symbols
 
     @cached_property
     def symbol_kinds(self) -> dict[str, str]:
