@@ -13,7 +13,7 @@ from support.tutorial import add, matmul, softmax
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Symbol, Tensor
+from ninetoothed import Tensor
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
 from nt_triton import knobs
 
@@ -89,7 +89,7 @@ def test_loading_a_hierarchical_level_needs_an_index():
 
 def test_missing_constexpr_symbol():
     x = torch.randn(8)
-    with pytest.raises(LaunchError, match=r"missing keyword argument\(s\) BLOCK_SIZE"):
+    with pytest.raises(LaunchError, match=r"missing constexpr symbol\(s\) BLOCK_SIZE"):
         add.constexpr_kernel(x, x, torch.empty_like(x))
 
 
@@ -197,11 +197,6 @@ def test_softmax_constexpr_must_be_a_number():
     x = torch.randn(2, 8)
     with pytest.raises(LaunchError, match="'BLOCK_SIZE' must be given a number"):
         softmax.kernel(x, torch.empty_like(x), BLOCK_SIZE="8")
-
-
-def test_meta_and_constexpr_together():
-    with pytest.raises(ValueError, match="exclude each other"):
-        Symbol("B", meta=True, constexpr=True)
 
 
 def test_pinned_meta_value_must_be_a_power_of_two():

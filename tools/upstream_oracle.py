@@ -20,7 +20,10 @@ name their close matches; ahead-of-time options raise; a placeholder whose
 flag is on, or that code outside a switched-off branch touches, is refused
 where upstream checks no dtype or device), upstream's quirk on
 an arrangement returning its tensors unchanged (every program addresses
-element 0), and the debugging test that draws on our visualization example.
+element 0), the debugging test that draws on our visualization example,
+and in ``test_call_forms.py`` the tests of our error messages (upstream
+raises Python's ``TypeError`` s), of pinning a meta symbol by keyword (ours),
+and of PaddlePaddle and JAX (upstream runs on torch only).
 ``test_visualization.py`` tests our own module and is left out.
 """
 

@@ -249,9 +249,18 @@ def test_evaluate_names_the_missing_values():
         (Symbol("a") + Symbol("b") * Symbol("c")).evaluate({"a": 1})
 
 
-def test_meta_and_constexpr_exclude_each_other():
-    with pytest.raises(ValueError, match="'BLOCK'.*meta=True.*constexpr=True"):
-        Symbol("BLOCK", meta=True, constexpr=True)
+def test_meta_and_constexpr_is_a_meta_symbol():
+    # Upstream: a meta symbol is a constexpr already (auto-tuned, not given).
+    symbol = Symbol("BLOCK", meta=True, constexpr=True)
+    assert (symbol.meta, symbol.constexpr) == (True, False)
+    assert not symbol.is_runtime()
+
+
+def test_options_in_upstreams_positional_order():
+    symbol = Symbol("B", None, True, 16, 64, False)
+    assert (symbol.constexpr, symbol.meta) == (False, True)
+    assert (symbol.lower_bound, symbol.upper_bound, symbol.power_of_two) == (16, 64, False)
+    assert Symbol("C", True).constexpr
 
 
 @pytest.mark.parametrize("name", ["1abc", "a b", "", "a-b"])

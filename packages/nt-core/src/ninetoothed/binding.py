@@ -190,6 +190,83 @@ def _stand_in(
     return True
 
 
+def canonical_call(
+    spec: KernelSpec, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A call in the form the adapters take: every parameter positional, symbols by keyword.
+
+    Upstream's launch function is ``launch(<tensors>, <constexpr symbols>)``
+    (:attr:`KernelSpec.argument_names`), so a call may give the constexpr
+    symbols positionally after the parameters, and a tensor by the keyword
+    of its ``Tensor(name=...)``.  Raises :class:`LaunchError` for too many
+    positional arguments, a value given both ways, or a parameter missing
+    among keyword-given ones.  Calls already in the adapters' form come back
+    as they are (the same objects: the fast path's miss tells a rewritten call
+    by that).
+    """
+    count = len(spec.parameters)
+    names = spec.argument_names
+    if len(args) <= count and (not kwargs or kwargs.keys().isdisjoint(names[:count])):
+        return args, kwargs  # the adapters' form (or too few: bind_call names the count)
+    if len(args) > len(names):
+        _too_many(spec, len(args))
+    given = names[: len(args)]
+    keywords = dict(kwargs)
+    for position, name in enumerate(given):
+        if name in keywords:
+            raise LaunchError(
+                f"{spec.name}: got two values for {_describe(spec, position)}: "
+                f"{_short(args[position])} positionally (argument {position}) and "
+                f"{_short(keywords[name])} by keyword"
+            )
+        if position >= count:
+            keywords[name] = args[position]
+    parameters = list(args[:count])
+    for position in range(len(parameters), count):
+        if names[position] not in keywords:
+            raise LaunchError(
+                f"{spec.name}: missing argument {position}, {_describe(spec, position)}; "
+                f"the parameters are {', '.join(names[:count])}, given positionally or "
+                "by keyword"
+            )
+        parameters.append(keywords.pop(names[position]))
+    return tuple(parameters), keywords
+
+
+def _too_many(spec: KernelSpec, got: int) -> NoReturn:
+    """Raise the error for more positional arguments than upstream's signature has."""
+    parameters = ", ".join(p.name for p in spec.parameters)
+    symbols = spec.positional_symbols
+    if not symbols:
+        raise LaunchError(
+            f"{spec.name} takes {len(spec.parameters)} positional arguments ({parameters}), "
+            f"got {got} (it has no constexpr symbols to give after them)"
+        )
+    raise LaunchError(
+        f"{spec.name} takes {len(spec.parameters)} parameters ({parameters}) and then its "
+        f"constexpr symbols ({', '.join(symbols)}), at most {len(spec.argument_names)} "
+        f"positional arguments, got {got}"
+    )
+
+
+def _describe(spec: KernelSpec, position: int) -> str:
+    """Argument ``position`` of upstream's signature, as an error names it."""
+    if position >= len(spec.parameters):
+        return f"constexpr symbol {spec.argument_names[position]!r}"
+    parameter = spec.parameters[position]
+    if parameter.source.name == parameter.name:
+        return f"parameter {parameter.name!r}"
+    keyword = parameter.source.name
+    return f"parameter {parameter.name!r} (by keyword: {keyword!r}, its Tensor's name)"
+
+
+def _short(value: Any) -> str:
+    """A value for an error message: numbers as they are, anything else by its type."""
+    if isinstance(value, (int, float, bool, str)) or value is None:
+        return repr(value)
+    return f"a {type(value).__module__}.{type(value).__qualname__}"
+
+
 def _disagree(
     spec: KernelSpec,
     agreement: Agreement,
@@ -275,10 +352,23 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
         scalars[name] = value
     missing = spec.required_symbols - kwargs.keys()
     if missing:
+        constexpr = sorted(missing & spec.constexpr_symbols.keys())
+        runtime = sorted(missing - spec.constexpr_symbols.keys())
+        first = (constexpr or runtime)[0]
+        parts = [f"constexpr symbol(s) {', '.join(constexpr)}"] if constexpr else []
+        parts += [f"run-time symbol(s) {', '.join(runtime)}"] if runtime else []
+        how = (
+            [
+                "constexpr symbols are given after the parameters, positionally (in the order "
+                f"{', '.join(spec.positional_symbols)}) or by keyword"
+            ]
+            if spec.positional_symbols
+            else []
+        )
+        how += ["run-time symbols by keyword"] if spec.runtime_symbols else []
         raise LaunchError(
-            f"{spec.name}: missing keyword argument(s) {', '.join(sorted(missing))}: "
-            "constexpr and run-time symbols are given at call time, e.g. "
-            f"{spec.name}(..., {sorted(missing)[0]}=...)"
+            f"{spec.name}: missing {' and '.join(parts)}: {'; '.join(how)}; e.g. "
+            f"{spec.name}(..., {first}=...)"
         )
 
 

@@ -76,7 +76,8 @@ class KernelSpec:
     """Chosen by auto-tuning."""
 
     constexpr_symbols: dict[str, Symbol]
-    """Given by the caller by keyword; compile-time in the kernel."""
+    """Given by the caller (after the tensors, positionally or by keyword); compile-time
+    in the kernel."""
 
     runtime_symbols: dict[str, Symbol]
     """Given by the caller by keyword (beyond sizes and strides); run-time values."""
@@ -84,12 +85,31 @@ class KernelSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
 
+    positional_symbols: tuple[str, ...] = field(init=False)
+    """The constexpr symbols a call may give positionally, after the parameters.
+
+    Upstream's launch function takes them in this order: sorted by name,
+    leaving out any named like a parameter's tensor (that name is the
+    tensor's)."""
+
+    argument_names: tuple[str, ...] = field(init=False)
+    """Upstream's launch signature: each parameter's tensor name, then the
+    :attr:`positional_symbols`.  A call may give any of them by keyword (a
+    tensor by its ``Tensor(name=...)``) or positionally, in this order."""
+
     def __post_init__(self) -> None:
         # Adapters read this on every call, also while torch.compile traces one; on
         # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
         # computation, so it is computed here, outside any trace.
         self.jagged_parameters  # noqa: B018
         self.conditional  # noqa: B018
+        # Fields, not cached properties: Kernel.__call__ reads them on every call,
+        # also while Paddle's SOT simulates one, which sees only a dataclass's fields.
+        sources = {p.source.name for p in self.parameters}
+        positional = tuple(sorted(n for n in self.constexpr_symbols if n not in sources))
+        object.__setattr__(self, "positional_symbols", positional)
+        names = tuple(p.source.name for p in self.parameters) + positional
+        object.__setattr__(self, "argument_names", names)
 
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:
@@ -166,7 +186,8 @@ class KernelSpec:
 
     @cached_property
     def required_symbols(self) -> frozenset[str]:
-        """Symbols every call must give by keyword (constexpr and run-time ones)."""
+        """Symbols every call must give (constexpr and run-time ones), by keyword once
+        :func:`~ninetoothed.binding.canonical_call` has put the call in the adapters' form."""
         return frozenset(self.constexpr_symbols) | frozenset(self.runtime_symbols)
 
     @cached_property

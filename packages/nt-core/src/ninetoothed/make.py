@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
 from ninetoothed import plugins
+from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
@@ -42,6 +43,14 @@ class Kernel:
         return self.generated.source_path
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Launch on ``args``: the parameters, then (or by keyword) the constexpr symbols.
+
+        As upstream's launch function: ``kernel(x, y, z, 64)`` and
+        ``kernel(x, y, z, BLOCK_SIZE=64)`` are the same call (constexpr
+        symbols in :attr:`KernelSpec.positional_symbols` order), and a tensor
+        may be given by its ``Tensor(name=...)``.
+        """
+        args, kwargs = canonical_call(self.spec, args, kwargs)
         result = self._dispatch(args, kwargs)
         if not self._fast_tried:
             self._install_fast_path(args)
@@ -77,7 +86,7 @@ class Kernel:
             return
         if adapter is None or not hasattr(adapter, "launcher"):
             return
-        launcher = adapter.launcher(self.generated, self._dispatch)
+        launcher = adapter.launcher(self.generated, self._missed)
         if launcher is None:
             return
         self.fast_path = launcher
@@ -89,6 +98,20 @@ class Kernel:
             return fast(*args, **kwargs)
 
         self.__class__ = type(type(self).__name__, (type(self),), {"__call__": __call__})
+
+    def _missed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Where the fast path sends calls it has no plan for.
+
+        A call in another form than the adapters' (constexpr symbols given
+        positionally, tensors by keyword) is put in that form and tried on
+        the fast path again, so it too launches from a plan; any other goes
+        to :meth:`_dispatch`.
+        """
+        canonical_args, canonical_kwargs = canonical_call(self.spec, args, kwargs)
+        fast = self.fast_path
+        if fast is not None and (canonical_args is not args or canonical_kwargs is not kwargs):
+            return fast.call(*canonical_args, **canonical_kwargs)
+        return self._dispatch(canonical_args, canonical_kwargs)
 
     def __repr__(self) -> str:
         return f"<ninetoothed kernel {self.spec.name} ({len(self.spec.parameters)} parameters)>"

@@ -9,7 +9,8 @@ Arithmetic whose operands are all plain integers folds to a plain integer, so
 Each named symbol carries its kind:
 
 * ``meta=True``: a compile-time value chosen by auto-tuning;
-* ``constexpr=True``: a compile-time value the caller passes by keyword;
+* ``constexpr=True``: a compile-time value the caller passes (after the
+  tensors, positionally or by keyword); with ``meta=True`` too, a meta symbol;
 * neither: a run-time value (sizes, strides, user scalars).
 """
 
@@ -53,7 +54,14 @@ class Symbol:
     symbols makes compound ones.  ``lower_bound``/``upper_bound`` bound the
     values auto-tuning tries for a meta symbol; ``power_of_two`` says every
     value it can take is a power of two (so tiles of that size need no
-    padding).
+    padding).  The options may also be given positionally, in upstream's
+    order: ``Symbol(expr, constexpr, meta, lower_bound, upper_bound,
+    power_of_two)``.
+
+    ``meta=True`` with ``constexpr=True`` is a meta symbol, as upstream: a
+    meta symbol is a compile-time constant of the kernel, chosen by
+    auto-tuning rather than given by the caller, so ``constexpr`` adds
+    nothing to it (its :attr:`constexpr` reads ``False``).
     """
 
     __slots__ = ("node", "meta", "constexpr", "lower_bound", "upper_bound", "power_of_two", "_free")
@@ -69,18 +77,15 @@ class Symbol:
     def __init__(
         self,
         expr: str | ast.expr | int | Symbol,
-        *,
-        meta: bool = False,
-        constexpr: bool = False,
+        constexpr: bool | None = False,
+        meta: bool | None = False,
         lower_bound: int | None = None,
         upper_bound: int | None = None,
         power_of_two: bool | None = None,
     ) -> None:
-        if meta and constexpr:
-            raise ValueError(
-                f"symbol {expr!r}: meta=True (auto-tuned) and constexpr=True "
-                "(given by the caller) exclude each other"
-            )
+        meta = bool(meta)
+        # Upstream: a meta symbol is already a constexpr (auto-tuned, not given).
+        constexpr = bool(constexpr) and not meta
         if isinstance(expr, Symbol):
             node: ast.expr = expr.node
             free = dict(expr._free)

@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from ninetoothed import plugins
+from ninetoothed.binding import canonical_call
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.make import Kernel
@@ -77,7 +78,11 @@ class TorchOperator:
         self.kernel(*args, **kwargs)
 
     def call_operator(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """Call the registered operator (checking the keywords it knows)."""
+        """Call the registered operator (checking the keywords it knows).
+
+        Its schema is the adapters' form (parameters, then symbols by
+        keyword): upstream's call forms are put in that form first."""
+        args, kwargs = canonical_call(self.kernel.spec, args, kwargs)
         unknown = set(kwargs) - set(self._symbols)
         if unknown:
             raise LaunchError(
