@@ -216,7 +216,9 @@ def test_library_ops_fullgraph_with_and_without_gradients(grad: bool) -> None:
         torch.testing.assert_close(result, expected)
         got = torch.autograd.grad(result, (a, b, q)) if grad else ()
         for x, y in zip(got, want, strict=True):
-            # On the GPU, eager and compiled backwards may sum in another order (TF32).
-            tolerance = {"rtol": 1e-4, "atol": 1e-4} if ON_GPU else {}
+            # On the GPU, eager and compiled backwards may sum in another order, and
+            # float32 products are TF32 (about 1e-3 relative; an H100 run differed by
+            # 7.3e-4 in one element of the attention's query gradient).
+            tolerance = {"rtol": 2e-3, "atol": 2e-3} if ON_GPU else {}
             torch.testing.assert_close(x, y, **tolerance)
     assert sum(counters["graph_break"].values()) == 0

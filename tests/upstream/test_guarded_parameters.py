@@ -10,6 +10,8 @@ is checked as before.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -20,6 +22,16 @@ from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import LaunchError
 
 RNG = np.random.default_rng()
+DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+
+
+@pytest.fixture(autouse=True)
+def _tensors_on_the_test_device():
+    """PyTorch tensors made without a device go to the GPU in the GPU suite."""
+    with torch.device(DEVICE):
+        yield
+
+
 BLOCK = 16
 N = 100  # several programs, a ragged end
 
