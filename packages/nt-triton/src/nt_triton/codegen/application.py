@@ -161,6 +161,9 @@ class ApplicationRewriter(ast.NodeTransformer):
             return View(parameter, 1)
         if isinstance(node, ast.Attribute):
             base = self.value(node.value)
+            if isinstance(base, View) and node.attr not in descriptions.ATTRIBUTES:
+                # Any other attribute is the loaded tile's own (Triton's): x.to(dtype).
+                return ast.Attribute(self.load(base), node.attr, ast.Load())
             if isinstance(base, _DESCRIPTIONS):
                 return descriptions.attribute(self.context, base, node.attr, node)
             return node
@@ -302,7 +305,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return memory.offsets(self.context, base, dim)
         if isinstance(node.func, ast.Attribute) and node.func.attr in source.METHODS:
             base = self.value(node.func.value)
-            if isinstance(base, View) and node.func.attr == source.DATA_PTR:
+            if isinstance(base, View):
                 base = SourceView(base.parameter)  # upstream: any level's is the source's
             if isinstance(base, SourceView):
                 node.args = [self.visit(arg) for arg in node.args]

@@ -27,6 +27,10 @@ from nt_triton.codegen.views import ElementType, SourceView, TypeView, View
 OFFSETS = "offsets"
 """``x.offsets``: resolved to ``(OFFSETS, view)`` until it is called."""
 
+ATTRIBUTES = ("shape", "dtype", "ndim", "source", OFFSETS)
+"""The attributes a parameter's level has as a description; any other is the loaded
+tile's (a Triton tensor's, such as ``x.to(dtype)``)."""
+
 
 def attribute(context: Context, base: Any, name: str, node: ast.Attribute) -> Any:
     """What ``base.name`` stands for (``node`` is the attribute, for errors)."""
