@@ -194,6 +194,13 @@ class ApplicationRewriter(ast.NodeTransformer):
                 f"{view.level.shape}; indexing it reads one element, which needs "
                 f"{view.level.ndim} indices, got {len(items)}"
             )
+        if len(items) > view.level.ndim and not view.is_innermost:
+            # Upstream's x[i, k]: indices beyond this level's go on to the next levels.
+            ndim = view.level.ndim
+            first = [self.visit(item) for item in items[:ndim]]
+            deeper = View(view.parameter, view.depth + 1, (*view.indices, tuple(first)))
+            rest = items[ndim:]
+            return self.index(deeper, rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load()))
         if len(items) != view.level.ndim:
             raise CodegenError(
                 f"{self.spec.name}: indexing {view.parameter.name!r} needs {view.level.ndim} "
