@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Tensor
 
 DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
@@ -58,3 +59,19 @@ def test_a_framework_dtype_works_or_is_refused_clearly():
     kernel(x, y)
 
     assert torch.equal(y, x)
+
+
+def truncate(x, y):
+    y = x.to(ntl.int32)  # the tile's own method: a cast, then stored as float
+
+
+def test_a_tile_converts_itself_with_to():
+    kernel = ninetoothed.make(
+        functools.partial(arrangement, BLOCK_SIZE=16), truncate, (Tensor(1), Tensor(1))
+    )
+    x = torch.randn(100, device=DEVICE) * 10
+    y = torch.full_like(x, float("nan"))
+
+    kernel(x, y)
+
+    torch.testing.assert_close(y, x.to(torch.int32).float())

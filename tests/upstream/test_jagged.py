@@ -144,6 +144,51 @@ def test_row_wise_reduction_over_the_jagged_dimension(lengths, blocks):
     torch.testing.assert_close(output, expected)
 
 
+def entry_mean_arrangement(input, mean, blocks, block_l=BLOCK_L):
+    # Each program: one batch entry, walked in blocks of block_l.
+    rows = input.tile((1, block_l)).tile((1, -1)).squeeze(1)
+    rows.dtype = rows.dtype.squeeze(0)
+    rows.dtype.dtype = rows.dtype.dtype.squeeze(0)
+    return rows, mean.tile((1,)), blocks.tile((1,))
+
+
+def entry_mean_application(input, mean, blocks):
+    total = 0.0
+    for i in range(input.shape[0]):  # this entry's number of blocks
+        total += ntl.sum(input[i])
+    mean = total / input.source.shape[1]  # noqa: F841  (this entry's length)
+    blocks = input.shape[0]  # noqa: F841
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide")  # the empty entry
+@pytest.mark.parametrize("block_l", [2, 4])
+@pytest.mark.parametrize("lengths", LENGTHS)
+def test_the_application_sees_its_entrys_own_length(lengths, block_l):
+    """Upstream: in the kernel, the jagged size is the program's entry's length, not the longest."""
+    input = nested([torch.randn(length, device=DEVICE) for length in lengths])
+    mean = torch.full((len(lengths),), float("nan"), device=DEVICE)
+    blocks = torch.full((len(lengths),), -1, device=DEVICE)
+    tensors = (Tensor(2, jagged_dim=1), Tensor(1), Tensor(1, dtype=ninetoothed.int64))
+    kernel = ninetoothed.make(entry_mean_arrangement, entry_mean_application, tensors)
+
+    kernel(input, mean, blocks, block_l=block_l)
+
+    expected = torch.stack([entry.double().mean() for entry in input.unbind()]).float()
+    torch.testing.assert_close(mean, expected, equal_nan=True)  # an empty entry's mean is NaN
+    assert blocks.tolist() == [-(-length // block_l) for length in lengths]
+
+
+def test_the_entry_length_of_a_program_spanning_several_entries_is_refused():
+    def pairs(input, output):
+        return input.tile((1, 4)).tile((2, 1)), output.tile((2,))
+
+    def length(input, output):
+        output = input.source.shape[1]  # noqa: F841
+
+    with pytest.raises(CodegenError, match="'input'.*span several batch entries"):
+        ninetoothed.make(pairs, length, (Tensor(2, jagged_dim=1), Tensor(1)))
+
+
 def test_every_entry_empty_launches_nothing():
     input = nested(batches((0, 0), 3))
     output = torch.full((2, 0, 3), float("nan"), device=DEVICE)

@@ -152,3 +152,37 @@ def test_float8_e5m2_matmul_with_ragged_edges():
 
     expected = lhs.to(torch.float16).double() @ rhs.to(torch.float16).double()
     torch.testing.assert_close(output.double(), expected, atol=0.125, rtol=1e-2)
+
+
+def row_of_tiles(input, other, output):
+    """Each program computes a row of output tiles: one more level on every operand."""
+    input_arranged, other_arranged, output_arranged = small_blocks(input, other, output)
+
+    def one_more_level(arranged):
+        arranged = arranged.tile((1, -1))
+        arranged.dtype = arranged.dtype.squeeze(0)
+        return arranged
+
+    return tuple(map(one_more_level, (input_arranged, other_arranged, output_arranged)))
+
+
+def row_of_tiles_application(input, other, output):
+    for j in range(input.shape[0]):
+        accumulator = ntl.zeros(output.dtype.shape, dtype=ntl.float32)
+        for k in range(input.dtype.shape[0]):
+            # Upstream: one subscript for two levels, input[j, k] is input[j][k].
+            accumulator += ntl.dot(input[j, k], other[j, k])
+        output[j] = accumulator.to(ntl.float16)
+
+
+def test_one_subscript_indexes_several_levels():
+    kernel = ninetoothed.make(
+        row_of_tiles, row_of_tiles_application, tuple(Tensor(2) for _ in range(3))
+    )
+    lhs = torch.randn(45, 50, dtype=torch.float16, device=DEVICE)
+    rhs = torch.randn(50, 37, dtype=torch.float16, device=DEVICE)
+    output = torch.full((45, 37), float("nan"), dtype=torch.float16, device=DEVICE)
+
+    kernel(lhs, rhs, output)
+
+    assert_close_to_float64(output, lhs.double() @ rhs.double())

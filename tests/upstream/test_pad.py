@@ -118,3 +118,24 @@ def test_pad_meta_operation_crops_with_negative_padding():
     output = padded(input, pad, float("-inf"))
 
     torch.testing.assert_close(output, F.pad(input, pad, value=float("-inf")))
+
+
+@pytest.mark.parametrize("shape, pad", CASES + [((2, 3, 5, 7), (1, 1, 2, 0))])
+def test_pad_meta_operation_takes_the_flat_form_of_torch(shape, pad):
+    """``x.pad((w_before, w_after, h_before, h_after))``: last dimension first, as ``F.pad``
+    (upstream's conv2d with padding pads its input so)."""
+    input = torch.randn(shape, device=DEVICE)
+    arranged = functools.partial(pad_arrangement, padding=pad, BLOCK_SIZE=2)
+    tensors = (Tensor(len(shape), other=-2.5), Tensor(len(shape)))
+    kernel = ninetoothed.make(arranged, application_reading_input, tensors)
+    output = torch.full(F.pad(input, pad).shape, float("nan"), device=DEVICE)
+
+    kernel(input, output)
+
+    torch.testing.assert_close(output, F.pad(input, pad, value=-2.5))
+
+
+@pytest.mark.parametrize("pad", [(1, 1, 2), (1,) * 6])
+def test_a_flat_padding_of_a_bad_length_is_refused(pad):
+    with pytest.raises(ninetoothed.errors.MetaOperationError, match="flat padding.*at most 4"):
+        Tensor(2).pad(pad)

@@ -3,7 +3,8 @@
 Upstream lets an application gather from and scatter to the unarranged tensor
 with index expressions (``x.source[rows, cols]``, masked by the source's
 bounds), take its base pointer (``x.source.data_ptr()``) and its strides
-(``x.source.stride(d)``) for hand-written pointer arithmetic.
+(``x.source.stride(d)``; ``x.data_ptr()`` and ``x.stride(d)`` of the
+arranged parameter are the same) for hand-written pointer arithmetic.
 """
 
 import functools
@@ -43,6 +44,15 @@ def load_by_pointer(input, output):
     )
 
 
+def load_by_the_tiles_pointer(input, output):
+    # Upstream: a parameter's data_ptr() and stride(d) are its source tensor's.
+    output = ntl.load(
+        input.data_ptr()
+        + input.offsets(0)[:, None] * input.stride(0)
+        + input.offsets(1)[None, :] * input.stride(1)
+    )
+
+
 def scatter_transposed(input, output):
     output.source[input.offsets(1)[None, :], input.offsets(0)[:, None]] = input
 
@@ -65,6 +75,7 @@ def clone(application, input, output):
         copy,
         gather,
         load_by_pointer,
+        load_by_the_tiles_pointer,
     ],
 )
 def test_clone(application):

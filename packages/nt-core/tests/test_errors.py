@@ -209,8 +209,8 @@ def test_tile_sizes_must_be_positive(keyword, value, pattern):
 @pytest.mark.parametrize(
     ("padding", "pattern"),
     [
-        (((1, 1), (1,)), r"pad on x: padding\[1\] must be a \(before, after\) pair, got \(1,\)"),
-        (((1, 1), 2), r"pad on x: padding\[1\] must be a \(before, after\) pair, got 2"),
+        (((1, 1), (1,)), r"pad on x: padding\[1\] must be a \(before, after\) pair .*, got \(1,\)"),
+        (((1, 1), 2), r"pad on x: padding\[1\] must be a \(before, after\) pair .*, got 2"),
         (((-3, -2), (0, 0)), r"padding\[0\] = \(-3, -2\) crops more than the 4 elements"),
     ],
 )

@@ -81,6 +81,27 @@ def merged_bindings(merged: Sequence[Dim], new: Dim) -> dict[str, Binding]:
     return bindings
 
 
+def pairs_from_flat(padding: tuple[Any, ...], ndim: int, name: str) -> tuple[Any, ...]:
+    """``padding`` as one ``(before, after)`` pair per dimension.
+
+    A flat sequence of amounts (no pairs) is ``torch.nn.functional.pad``'s form:
+    the last dimension's pair first; dimensions it does not reach get ``(0, 0)``.
+    Pairs are returned as given.
+    """
+    if not padding or any(isinstance(amount, (tuple, list)) for amount in padding):
+        return padding
+    if len(padding) % 2 or len(padding) > 2 * ndim:
+        raise MetaOperationError(
+            f"pad on {name}: a flat padding (torch.nn.functional.pad's form: before and "
+            f"after of the last dimension first) needs an even number of amounts, at most "
+            f"{2 * ndim} for {ndim} dimension(s), got {len(padding)}: {padding!r}"
+        )
+    pairs: list[Any] = [(0, 0)] * ndim
+    for index in range(len(padding) // 2):
+        pairs[ndim - 1 - index] = (padding[2 * index], padding[2 * index + 1])
+    return tuple(pairs)
+
+
 def padded_dims(
     name: str, dims: Sequence[Dim], padding: Sequence[Any], bindings: dict[str, Binding]
 ) -> tuple[Dim, ...]:
@@ -91,7 +112,8 @@ def padded_dims(
     for index, (dim, pair) in enumerate(zip(dims, padding)):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise MetaOperationError(
-                f"pad on {name}: padding[{index}] must be a (before, after) pair, got {pair!r}"
+                f"pad on {name}: padding[{index}] must be a (before, after) pair (or give "
+                f"torch.nn.functional.pad's flat form, amounts only), got {pair!r}"
             )
         before, after = pair
         check_size(before, "padding", index, negative=True)

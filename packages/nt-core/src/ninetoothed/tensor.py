@@ -54,7 +54,13 @@ from ninetoothed.mapping import (
     fresh_variable,
     unite,
 )
-from ninetoothed.reshaping import flatten_range, merged_bindings, padded_dims, tile_count
+from ninetoothed.reshaping import (
+    flatten_range,
+    merged_bindings,
+    padded_dims,
+    pairs_from_flat,
+    tile_count,
+)
 from ninetoothed.slicing import index_level
 from ninetoothed.symbol import Symbol, SymbolLike, product
 
@@ -482,14 +488,19 @@ class Tensor:
         tensor._requirements = self.all_requirements()
         return tensor
 
-    def pad(self, padding: Sequence[tuple[SymbolLike, SymbolLike]]) -> Tensor:
+    def pad(self, padding: Sequence[Any]) -> Tensor:
         """Pad dimension ``i`` with ``padding[i] = (before, after)`` virtual elements.
 
+        ``torch.nn.functional.pad``'s flat form is accepted too: amounts only,
+        ``(before, after)`` of the last dimension first, then of the one before
+        it, and so on (``(1, 1, 2, 2)`` pads the last dimension by 1 and the
+        second last by 2 on each side; dimensions not reached are not padded).
         Padded elements read the tensor's ``other`` value and are not stored.
         A negative amount crops that many elements instead, as in
         ``torch.nn.functional.pad``.
         """
         padding = as_sequence(padding, "pad", "padding")
+        padding = pairs_from_flat(padding, self.ndim, self._source.name)
         self._check_length(padding, "pad", "padding")
         bindings = dict(self._bindings)
         dims = padded_dims(self._source.name, self._dims, padding, bindings)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ninetoothed.errors import CodegenError
+from ninetoothed.ir import Parameter
 from ninetoothed.mapping import Binding
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
@@ -75,6 +76,34 @@ def addressing(context: Context, view: View) -> Addressing:
     if any(term is False for term in mask):
         mask = [False]
     return indices, mask
+
+
+def program_batch(context: Context, parameter: Parameter) -> SymbolLike | None:
+    """The source index along dimension 0 (a jagged tensor's batch entry) of the program.
+
+    The outermost level's variables are the program's grid indices; every
+    deeper level's are left free (0 where the level's size is 1).  None when
+    the index depends on them (the program's tiles lie in several batch
+    entries).
+    """
+    levels = parameter.arranged.levels()
+    live: dict[str, SymbolLike] = {}
+    for dim, level_dim in enumerate(levels[0].dims):
+        grid_size = context.grid[dim]
+        live[level_dim.variable] = (
+            0 if isinstance(grid_size, int) and grid_size == 1 else Symbol(naming.grid_index(dim))
+        )
+    free: dict[str, SymbolLike] = {}
+    for level_dim in (d for level in levels[1:] for d in level.dims):
+        size = context.expression(level_dim.size)
+        single = isinstance(size, int) and size == 1
+        name = naming.numbered(f"{naming.PREFIX}free", len(free))
+        free[level_dim.variable] = 0 if single else Symbol(name)
+    value_of = _resolver(context, View(parameter, 0), context.bindings(parameter), live | free)
+    batch = value_of(parameter.source.source_variables[0])
+    if names_in(batch) & set().union(*(names_in(value) for value in free.values())):
+        return None
+    return batch
 
 
 def _live_variables(

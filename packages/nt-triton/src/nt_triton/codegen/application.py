@@ -164,6 +164,9 @@ class ApplicationRewriter(ast.NodeTransformer):
             return View(parameter, 1)
         if isinstance(node, ast.Attribute):
             base = self.value(node.value)
+            if isinstance(base, View) and node.attr not in descriptions.ATTRIBUTES:
+                # Any other attribute is the loaded tile's own (Triton's): x.to(dtype).
+                return ast.Attribute(self.load(base), node.attr, ast.Load())
             if isinstance(base, _DESCRIPTIONS):
                 return descriptions.attribute(self.context, base, node.attr, node)
             return node
@@ -194,6 +197,13 @@ class ApplicationRewriter(ast.NodeTransformer):
                 f"{view.level.shape}; indexing it reads one element, which needs "
                 f"{view.level.ndim} indices, got {len(items)}"
             )
+        if len(items) > view.level.ndim and not view.is_innermost:
+            # Upstream's x[i, k]: indices beyond this level's go on to the next levels.
+            ndim = view.level.ndim
+            first = [self.visit(item) for item in items[:ndim]]
+            deeper = View(view.parameter, view.depth + 1, (*view.indices, tuple(first)))
+            rest = items[ndim:]
+            return self.index(deeper, rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load()))
         if len(items) != view.level.ndim:
             raise CodegenError(
                 f"{self.spec.name}: indexing {view.parameter.name!r} needs {view.level.ndim} "
@@ -305,7 +315,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return memory.offsets(self.context, base, dim)
         if isinstance(node.func, ast.Attribute) and node.func.attr in source.METHODS:
             base = self.value(node.func.value)
-            if isinstance(base, View) and node.func.attr == source.DATA_PTR:
+            if isinstance(base, View):
                 base = SourceView(base.parameter)  # upstream: any level's is the source's
             if isinstance(base, SourceView):
                 node.args = [self.visit(arg) for arg in node.args]

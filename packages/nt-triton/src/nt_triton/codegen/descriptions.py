@@ -17,14 +17,19 @@ import ast
 from typing import Any
 
 from ninetoothed.errors import CodegenError
+from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
-from nt_triton.codegen import naming
+from nt_triton.codegen import addressing, jagged, naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape
 from nt_triton.codegen.views import ElementType, SourceView, TypeView, View
 
 OFFSETS = "offsets"
 """``x.offsets``: resolved to ``(OFFSETS, view)`` until it is called."""
+
+ATTRIBUTES = ("shape", "dtype", "ndim", "source", OFFSETS)
+"""The attributes a parameter's level has as a description; any other is the loaded
+tile's (a Triton tensor's, such as ``x.to(dtype)``)."""
 
 
 def attribute(context: Context, base: Any, name: str, node: ast.Attribute) -> Any:
@@ -74,13 +79,31 @@ def _level_attribute(context: Context, view: View, name: str) -> Any:
 def _shape_of(context: Context, view: View) -> tuple[SymbolLike, ...]:
     if view.is_innermost:
         tile_shape(context, view)  # checks that the sizes can be tile sizes
-    return tuple(context.expression(dim.size) for dim in view.level.dims)
+    return tuple(in_program(context, context.expression(dim.size)) for dim in view.level.dims)
+
+
+def in_program(context: Context, size: SymbolLike) -> SymbolLike:
+    """A size as the application sees it: a jagged dimension's size is the length of the
+    program's batch entry (the host's, the longest, is the grid's only), as upstream."""
+    if not isinstance(size, Symbol):
+        return size
+    lengths: dict[str, SymbolLike] = {}
+    for parameter in context.spec.tensor_parameters:
+        jagged_dim = parameter.source.jagged_dim
+        name = None if jagged_dim is None else naming.size(parameter.name, jagged_dim)
+        if name is not None and name in size.names():
+            batch = addressing.program_batch(context, parameter)
+            lengths[name] = jagged.program_entry_length(context, parameter, batch)
+    return simplify(size.substitute(lengths)) if lengths else size
 
 
 def _source_attribute(context: Context, base: SourceView, name: str) -> Any:
     parameter = base.parameter
     if name == "shape":
-        return tuple(context.code(context.expression(size)) for size in parameter.source.shape)
+        return tuple(
+            context.code(in_program(context, context.expression(size)))
+            for size in parameter.source.shape
+        )
     if name == "strides":
         return tuple(
             context.code(Symbol(naming.stride(parameter.name, d)))

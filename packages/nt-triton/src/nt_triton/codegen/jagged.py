@@ -10,6 +10,12 @@ dimension 0, which must not vary within the tile), so:
   batch's own stride is 0);
 * its mask bounds dimension ``d`` by the entry's own length,
   ``x_offsets[b + 1] - x_offsets[b]``, instead of the longest.
+
+The application sees the same: ``x.source.shape[d]``, and any level's size
+that depends on it (``x.shape[0]``, the number of blocks along ``d``), is
+the length of the program's batch entry, as in upstream, where the size
+symbol of ``d`` is that length inside the kernel (the grid alone is taken
+with the longest).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from ninetoothed.errors import CodegenError
+from ninetoothed.ir import Parameter
 from ninetoothed.mapping import Binding
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import naming
@@ -42,9 +49,7 @@ def entry_bounds(
             "a tile must hold one batch entry (size 1 along dimension 0), but this tile spans "
             f"several ({batch} varies within it); tile dimension 0 by 1"
         )
-    start = _load_offset(context, view, batch, 0)
-    length = _load_offset(context, view, batch, 1) - start
-    size = {naming.size(parameter.name, jagged_dim): length}
+    size = {naming.size(parameter.name, jagged_dim): _entry_length(context, parameter, batch)}
     return {
         variable: Binding(
             binding.expression,
@@ -60,17 +65,42 @@ def entry_start(context: Context, view: View, batch: SymbolLike) -> SymbolLike:
     jagged_dim = view.parameter.source.jagged_dim
     assert jagged_dim is not None
     stride = Symbol(naming.stride(view.parameter.name, jagged_dim))
-    return _load_offset(context, view, batch, 0) * stride
+    return _load_offset(context, view.parameter, batch, 0) * stride
 
 
-def _load_offset(context: Context, view: View, batch: SymbolLike, step: int) -> Symbol:
+def program_entry_length(
+    context: Context, parameter: Parameter, batch: SymbolLike | None
+) -> SymbolLike:
+    """The length of the program's batch entry ``batch`` of jagged ``parameter``.
+
+    ``batch`` is None where the program's batch entry is not one (it varies
+    along the levels below the grid): the application's sizes of the jagged
+    dimension would then have no single value, so this is refused.
+    """
+    if batch is None:
+        raise CodegenError(
+            f"{context.spec.name}: jagged tensor {parameter.name!r} "
+            f"(jagged_dim={parameter.source.jagged_dim}): the application reads the size of its "
+            "jagged dimension (x.source.shape or a level's shape), which is the length of the "
+            "program's batch entry, but this program's levels span several batch entries; keep "
+            "the batch dimension 0 in the outermost level, tiled by 1"
+        )
+    return _entry_length(context, parameter, batch)
+
+
+def _entry_length(context: Context, parameter: Parameter, batch: SymbolLike) -> SymbolLike:
+    """``x_offsets[b + 1] - x_offsets[b]``."""
+    return _load_offset(context, parameter, batch, 1) - _load_offset(context, parameter, batch, 0)
+
+
+def _load_offset(context: Context, parameter: Parameter, batch: SymbolLike, step: int) -> Symbol:
     """A symbol standing for ``tl.load(x_offsets + b + step)``.
 
     ``b`` is clamped to the last entry unless it is the program's grid index
     over the batch: a batch index past the end (several levels over the batch)
     is masked anyway, and its offsets stay in bounds.
     """
-    name = view.parameter.name
+    name = parameter.name
     offsets = naming.offsets(name)
     context.used_names.add(offsets)
     index = context.code(batch)
