@@ -342,6 +342,10 @@ def attention_kernel():
     return ninetoothed.make(attention_tiles, optionally_masked_attention, tensors)
 
 
+# Float32 products are TF32 on the GPU (about 1e-3 relative; an H100 run erred by 1.4e-3).
+TOLERANCE = 3e-3 if DEVICE == "cuda" else 1e-4
+
+
 def test_attention_without_a_mask_takes_a_meta_placeholder():
     kernel = attention_kernel()
     q, k, v = torch.randn(1, 2, 20, 16), torch.randn(1, 2, 24, 16), torch.randn(1, 2, 24, 16)
@@ -351,15 +355,15 @@ def test_attention_without_a_mask_takes_a_meta_placeholder():
     reference = torch.nn.functional.scaled_dot_product_attention(
         q.double(), k.double(), v.double(), scale=0.25
     )
-    torch.testing.assert_close(o, reference.float(), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(o, reference.float(), atol=TOLERANCE, rtol=TOLERANCE)
 
     mask = torch.randn(1, 2, 20, 24)
     kernel(q, k, v, mask, True, 0.25, o)
     reference = torch.nn.functional.scaled_dot_product_attention(
         q.double(), k.double(), v.double(), attn_mask=mask.double(), scale=0.25
     )
-    torch.testing.assert_close(o, reference.float(), atol=1e-4, rtol=1e-4)
-    with pytest.raises(LaunchError, match="'q' is on cpu but 'mask' is on meta"):
+    torch.testing.assert_close(o, reference.float(), atol=TOLERANCE, rtol=TOLERANCE)
+    with pytest.raises(LaunchError, match=f"'q' is on {q.device}(:0)? but 'mask' is on meta"):
         kernel(q, k, v, placeholder, True, 0.25, o)
 
 
