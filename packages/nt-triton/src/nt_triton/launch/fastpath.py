@@ -136,7 +136,6 @@ class FastLauncher:
         checks = kernel.spec.call_checks
         self._tensor_positions = [i for i, c in enumerate(checks) if not c.is_scalar]
         self._scalar_positions = [i for i, c in enumerate(checks) if c.is_scalar]
-        self._positional = frozenset(checks[i].name for i in self._scalar_positions)
         self._per_call = _per_call_order(kernel, [checks[i].name for i in self._scalar_positions])
         by_name = kernel.signature.by_name
         # A constexpr scalar is compiled in: its value, not its class, picks the plan.
@@ -144,6 +143,12 @@ class FastLauncher:
             i for i in self._scalar_positions
             if checks[i].name in by_name and by_name[checks[i].name].constexpr
         )  # fmt: skip
+        # Run-time positional scalars stay out of the tuning key; constexpr ones are
+        # in it: each value is another compiled kernel with its own best configuration
+        # (attention with and without its causal mask: 64 x 64 blocks against 128 x 128).
+        self._positional = frozenset(
+            checks[i].name for i in self._scalar_positions if i not in self._by_value
+        )
         self._loaded: dict[Any, compiled.Loaded] = {}
         namespace = self._generate(self._missed, traced=True)
         self.source: str = namespace["source"]
@@ -452,10 +457,12 @@ def _no_launch(stream: int, *per_call: Any) -> None:
 
 
 def tuning_key(bound: BoundCall, positional: frozenset[str] = frozenset()) -> tuple[Any, ...]:
-    """What the best configuration depends on: sizes, dtypes, unit strides, keyword symbols.
+    """What the best configuration depends on: sizes, dtypes, unit strides, keyword
+    symbols and constexpr scalars.
 
-    Positional scalars (``Tensor(0)``) are left out: a seed or a factor that
-    changes every call must not re-tune every call.
+    The scalars named in ``positional`` (the run-time ``Tensor(0)`` parameters)
+    are left out: a seed or a factor that changes every call must not re-tune
+    every call.
     """
     tensors = bound.tensors
     return (
