@@ -49,7 +49,9 @@ def test_constexpr_scalars_key_the_tuning_and_run_time_ones_do_not(
     x, y, z = (torch.randn(40) for _ in range(3))
     with stubbed_gpu() as launches:
         # The stub skips tuning; put the real choice back, the tuner recording keys.
-        monkeypatch.setattr(FastLauncher, "_configuration", CONFIGURATION)
+        # Assigned, not monkeypatched: the stub restores its own saved original on
+        # exit, where monkeypatch would put the stub's back after the test.
+        FastLauncher._configuration = CONFIGURATION  # type: ignore[method-assign]
         kernel = ninetoothed.make(tiles, scaled_or_summed, tensors)
         for flag, factor in ((True, 2.0), (True, 3.0), (False, 2.0), (False, 5.0)):
             kernel(x, y, z, flag, factor)
@@ -57,3 +59,4 @@ def test_constexpr_scalars_key_the_tuning_and_run_time_ones_do_not(
     assert len(keys) == 2, keys  # one plan per flag value; factors share it
     assert keys[0] != keys[1], "the two flag values tuned under one key"
     assert all("factor" not in str(key) for key in keys)
+    assert FastLauncher._configuration is CONFIGURATION  # nothing left patched
