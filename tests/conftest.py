@@ -1,4 +1,4 @@
-"""Shared fixtures: the ``framework`` parametrisation of kernel tests.
+"""Shared fixtures: the ``framework`` parametrisation of kernel tests, and ``counted``.
 
 ``framework`` runs a test once per framework: ``torch``, ``paddle`` and
 ``jax``.  A framework whose package is not installed is skipped with a
@@ -9,6 +9,7 @@ is not installed, runs the matrix.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import pytest
 
@@ -29,3 +30,26 @@ def framework(request: pytest.FixtureRequest):
         pytest.skip(f"{module_name} is not installed here")
     support = importlib.import_module(support_module)
     return getattr(support, class_name)()
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many calls were validated (``Adapter.bind``) and how many made a fast-path
+    plan (``FastLauncher.launch_bound``); reset by assigning zeros."""
+    from ninetoothed.adapter import Adapter
+    from nt_triton.launch.fastpath import FastLauncher
+
+    seen = {"bind": 0, "plan": 0}
+    bind, launch_bound = Adapter.bind, FastLauncher.launch_bound
+
+    def counted_bind(self: Adapter, *args: Any, **kwargs: Any) -> Any:
+        seen["bind"] += 1
+        return bind(self, *args, **kwargs)
+
+    def counted_plan(self: FastLauncher, *args: Any, **kwargs: Any) -> Any:
+        seen["plan"] += 1
+        return launch_bound(self, *args, **kwargs)
+
+    monkeypatch.setattr(Adapter, "bind", counted_bind)
+    monkeypatch.setattr(FastLauncher, "launch_bound", counted_plan)
+    return seen

@@ -23,8 +23,6 @@ from support.stub_gpu import stubbed_gpu
 import ninetoothed
 import nt_torch
 from ninetoothed import Symbol, Tensor
-from ninetoothed.adapter import Adapter
-from nt_triton.launch.fastpath import FastLauncher
 
 
 def tiles(x, y, z):
@@ -34,25 +32,6 @@ def tiles(x, y, z):
 
 def add(x, y, z):
     z = x + y  # noqa: F841
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How many calls were validated and how many made a plan."""
-    seen = {"bind": 0, "plan": 0}
-    bind, launch_bound = Adapter.bind, FastLauncher.launch_bound
-
-    def counted_bind(self: Adapter, *args: Any, **kwargs: Any) -> Any:
-        seen["bind"] += 1
-        return bind(self, *args, **kwargs)
-
-    def counted_plan(self: FastLauncher, *args: Any, **kwargs: Any) -> Any:
-        seen["plan"] += 1
-        return launch_bound(self, *args, **kwargs)
-
-    monkeypatch.setattr(Adapter, "bind", counted_bind)
-    monkeypatch.setattr(FastLauncher, "launch_bound", counted_plan)
-    return seen
 
 
 @pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors

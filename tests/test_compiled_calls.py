@@ -27,11 +27,9 @@ from torch._dynamo.utils import counters
 import ninetoothed
 import nt_torch
 from ninetoothed import Tensor
-from ninetoothed.adapter import Adapter
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import pinned_block_sizes
 from nt_torch import ops
-from nt_triton.launch.fastpath import FastLauncher
 
 ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
 DEVICE = "cuda" if ON_GPU else "cpu"
@@ -123,25 +121,6 @@ def test_ops_and_a_user_kernel_compile_into_one_graph(poisoned: None) -> None:
         torch.testing.assert_close(summed, total.float(), rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(probabilities, expected.float(), rtol=1e-4, atol=1e-5)
     _assert_one_graph(mixed, x, y, residual, weight)
-
-
-@pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How many calls were validated (bound and described) and how many made a plan."""
-    seen = {"bind": 0, "plan": 0}
-    bind, launch_bound = Adapter.bind, FastLauncher.launch_bound
-
-    def counted_bind(self: Adapter, *args: Any, **kwargs: Any) -> Any:
-        seen["bind"] += 1
-        return bind(self, *args, **kwargs)
-
-    def counted_plan(self: FastLauncher, *args: Any, **kwargs: Any) -> Any:
-        seen["plan"] += 1
-        return launch_bound(self, *args, **kwargs)
-
-    monkeypatch.setattr(Adapter, "bind", counted_bind)
-    monkeypatch.setattr(FastLauncher, "launch_bound", counted_plan)
-    return seen
 
 
 @pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors
