@@ -32,13 +32,12 @@ unused parameter's checks and hands the kernel a one-element stand-in.
 from __future__ import annotations
 
 import ast
-import inspect
-import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ninetoothed.symbol import Symbol, names_of
+from ninetoothed.usage import application_tree
 
 if TYPE_CHECKING:
     from ninetoothed.ir import KernelSpec, Parameter
@@ -85,9 +84,8 @@ def _off(path: Path, values: Mapping[str, Any]) -> bool:
 def conditional_parameters(spec: KernelSpec) -> tuple[Conditional, ...]:
     """The tensor parameters of ``spec`` that the rule above may leave unused."""
     tensors = spec.tensor_parameters
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(spec.application)))
-    except (OSError, TypeError, SyntaxError):
+    tree = application_tree(spec.application)
+    if tree is None:
         return ()
     definition = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
     if definition is None:

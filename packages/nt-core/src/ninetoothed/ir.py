@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,7 +23,7 @@ from ninetoothed.guards import Conditional, conditional_parameters
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
-from ninetoothed.usage import element_indexed
+from ninetoothed.usage import application_tree, element_indexed
 
 
 @dataclass(frozen=True)
@@ -355,9 +354,8 @@ def source_only_parameters(application: Callable[..., Any], names: list[str]) ->
     its arrangement; an application whose source cannot be read counts as
     using every parameter's, so nothing is exempted by mistake.
     """
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(application)))
-    except (OSError, TypeError, SyntaxError):
+    tree = application_tree(application)
+    if tree is None:
         return set()
     source_values = {
         id(node.value)

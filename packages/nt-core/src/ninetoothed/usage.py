@@ -16,15 +16,24 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
+def application_tree(application: Callable[..., Any]) -> ast.Module | None:
+    """The parsed source of ``application``; None when it cannot be read or parsed
+    (a builtin, a function typed at a prompt), which every caller reads as "no
+    knowledge": treat each parameter the safe way."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(application)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
 def subscript_depths(application: Callable[..., Any], names: set[str]) -> dict[str, int]:
     """The deepest chain of subscripts (``x[i][j]`` is 2) the application puts on each name.
 
     Empty when the source cannot be read, so that callers treat every
     parameter as read whole (the safe reading for the checks).
     """
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(application)))
-    except (OSError, TypeError, SyntaxError):
+    tree = application_tree(application)
+    if tree is None:
         return {}
     depths: dict[str, int] = {}
     for node in ast.walk(tree):
