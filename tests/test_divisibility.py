@@ -30,8 +30,9 @@ PINNED_MM = {} if ON_GPU else {"BM": 16, "BN": 16, "BK": 16}
 ADD_SHAPES = [(8, 32), (7, 9), (4, 64), (1, 1), (16, 17)]
 """Element counts 256 and 256 (divisible by 16), 63, 1 and 272 (divisible again)."""
 
-MM_SHAPES = [(64, 48, 32), (65, 48, 33), (64, 49, 32), (48, 32, 64), (1, 16, 16)]
-"""``(M, K, N)``: all divisible by 16, M and N ragged, K ragged, divisible again, M = 1."""
+MM_SHAPES = [(64, 48, 32), (65, 48, 33), (64, 49, 32), (48, 32, 64), (1, 16, 16), (0, 8, 16)]
+"""``(M, K, N)``: all divisible by 16, M and N ragged, K ragged, divisible again, M = 1,
+and an empty output (``torch.from_numpy`` gives it zero strides, which is no overlap)."""
 
 
 @pytest.mark.parametrize("contiguous", [True, False])

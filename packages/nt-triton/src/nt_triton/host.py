@@ -141,7 +141,12 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
                 f"({n.stride(parameter.name, d)} == 0 and {n.size(parameter.name, d)} > 1)"
                 for d in range(first, parameter.source.ndim)
             )
-            lines.append(f"    if {overlap}:")
+            # An empty tensor has nothing to overlap, whatever its strides (numpy and
+            # torch.from_numpy give empty arrays zero strides).
+            nonempty = " and ".join(
+                n.size(parameter.name, d) for d in range(first, parameter.source.ndim)
+            )
+            lines.append(f"    if ({overlap}) and {nonempty}:")
             lines.append(f"        {n.OVERLAP}({parameter.name!r}, {n.HOST_TENSORS})")
     for padded in signature.of_kind(ParameterKind.PADDED_SIZE):
         lines.append(f"    {padded.name} = {n.NEXT_POWER_OF_TWO}({padded.expression})")
