@@ -134,7 +134,9 @@ def make(
     to the backend: ``num_warps``, ``num_stages``, ``maxnreg`` (register caps
     per thread, an int or a tuple of ints and None, tuned over), ``configs``
     (pinned auto-tuning configurations, a list of dicts of meta values with
-    optional ``num_warps``/``num_stages``/``maxnreg``), ``max_num_configs``; ``kernel_name`` is
+    optional ``num_warps``/``num_stages``/``maxnreg``), ``max_num_configs``,
+    ``persistent`` (a bool: launch at most one program per multiprocessor, each
+    looping over the grid's programs; see ``docs/tuning.md``); ``kernel_name`` is
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
     :func:`ninetoothed.options.check_options`).

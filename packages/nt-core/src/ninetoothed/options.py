@@ -17,7 +17,14 @@ from typing import Any
 
 from ninetoothed.symbol import is_power_of_two
 
-BACKEND_OPTIONS = ("num_warps", "num_stages", "maxnreg", "max_num_configs", "configs")
+BACKEND_OPTIONS = (
+    "num_warps",
+    "num_stages",
+    "maxnreg",
+    "max_num_configs",
+    "configs",
+    "persistent",
+)
 """Options handed to the code-generation backend (see :func:`check_options`)."""
 
 UPSTREAM_OPTIONS = ("kernel_name", "caller", "output_dir")
@@ -74,6 +81,11 @@ def check_options(
     _check_maxnreg(function, backend.get("maxnreg"))
     _check_max_num_configs(function, backend.get("max_num_configs"))
     _check_configs(function, backend.get("configs"))
+    persistent = backend.get("persistent", False)
+    if not isinstance(persistent, bool):
+        raise TypeError(
+            f"{function}: persistent must be a bool, got {type(persistent).__name__} {persistent!r}"
+        )
     return name, backend
 
 

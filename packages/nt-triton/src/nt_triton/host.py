@@ -25,6 +25,7 @@ from nt_triton.abi import KernelSignature, ParameterKind
 from nt_triton.cache import compiled
 from nt_triton.codegen import GeneratedSource
 from nt_triton.codegen import naming as n
+from nt_triton.persistence import program_cap
 
 INT32_LIMIT = 2**31 - 1
 
@@ -175,6 +176,9 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             f"        {n.UNMET}({requirement.message!r}, {requirement.size}, {n.HOST_TENSORS})"
         )
     program_count = " * ".join(names) if names else "1"
+    if spec.options.get("persistent", False):
+        # Each program loops over the grid (codegen.persistence): one per multiprocessor.
+        program_count = f"min({program_count}, {n.PROGRAM_CAP}())"
     lines.append(f"    {n.GRID} = ({program_count},)")
     if spec.meta_symbols:
         lines.append(f"    return {n.GRID}")
@@ -234,6 +238,7 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.PIN: _pinning(spec, signature),
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,
+        n.PROGRAM_CAP: program_cap,
     }
     exec(compiled(source, host_filename(spec)), namespace)  # noqa: S102
     function: HostFunction = namespace[n.HOST_FUNCTION]

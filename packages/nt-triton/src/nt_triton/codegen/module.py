@@ -16,7 +16,7 @@ import ast
 from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
-from nt_triton.codegen import inline, naming, ordering
+from nt_triton.codegen import inline, naming, ordering, persistence
 from nt_triton.codegen.application import ApplicationRewriter
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.product import (
@@ -34,7 +34,7 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     definition = inline.Inliner(inline.local_names(definition)).visit(definition)
     rewriter = ApplicationRewriter(context, inline.local_names(definition))
     body = rewriter.rewrite_body(definition.body) or [ast.Pass()]
-    prologue = _prologue(context, body)  # before the signature: it may use sizes too
+    prologue, body = _prologue(context, body)  # before the signature: it may use sizes
     signature = _signature(context)
     shape_checks, requirements = _launch_checks(context)
     tensors = spec.tensor_parameters
@@ -55,20 +55,27 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     )
 
 
-def _prologue(context: Context, body: list[ast.stmt]) -> list[str]:
+def _prologue(context: Context, body: list[ast.stmt]) -> tuple[list[str], list[ast.stmt]]:
     """The program's grid indices (from ``tl.program_id(0)``; row-major, or grouped
-    for product-like kernels: :mod:`~nt_triton.codegen.ordering`) and the aranges."""
-    prologue: list[str] = []
+    for product-like kernels: :mod:`~nt_triton.codegen.ordering`) and the aranges,
+    with the body; persistent kernels compute the indices in a loop around the
+    body (:mod:`~nt_triton.codegen.persistence`)."""
+    per_program: list[str] = []
     grid = context.grid
     if grid and any(not _is_one(g) for g in grid):
-        prologue.append(f"{naming.PROGRAM_ID} = tl.program_id(0)")
+        per_program.append(f"{naming.PROGRAM_ID} = tl.program_id(0)")
         # Grid index * tile size + arange exceeds int32 for dimensions (or flattened
         # indices) of 2^31 elements: under the 64-bit flag, indices start 64-bit.
-        prologue.append(f"if {naming.INT64_FLAG}:")
-        prologue.append(f"    {naming.PROGRAM_ID} = tl.cast({naming.PROGRAM_ID}, tl.int64)")
-        prologue += _grid_indices(context, body)
-    prologue.extend(context.aranges.values())
-    return prologue
+        per_program.append(f"if {naming.INT64_FLAG}:")
+        per_program.append(f"    {naming.PROGRAM_ID} = tl.cast({naming.PROGRAM_ID}, tl.int64)")
+        per_program += _grid_indices(context, body)
+    aranges = list(context.aranges.values())
+    if per_program and persistence.requested(context):
+        persistence.check_application(context, body)
+        count = persistence.program_count(context, grid)
+        counting, body = persistence.wrap(count, per_program, body)
+        return counting + aranges, body
+    return per_program + aranges, body
 
 
 def _grid_indices(context: Context, body: list[ast.stmt]) -> list[str]:

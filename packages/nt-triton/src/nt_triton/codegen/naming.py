@@ -50,6 +50,12 @@ PROGRAM_ID = f"{PREFIX}program_id"
 """The program's linear index, ``tl.program_id(0)``."""
 
 
+PERSISTENT_INDEX = f"{PREFIX}persistent_index"
+PROGRAM_COUNT = f"{PREFIX}program_count"
+"""A persistent program's loop index over the grid, and the grid's program count
+(see :mod:`nt_triton.codegen.persistence`)."""
+
+
 def grid_index(dim: int) -> str:
     """The program's index along grid dimension ``dim``."""
     return f"{PREFIX}grid_index_{dim}"
@@ -152,6 +158,9 @@ def grid_size(dim: int) -> str:
     """The host's local for the size of grid dimension ``dim``."""
     return f"{PREFIX}grid_size_{dim}"
 
+
+PROGRAM_CAP = f"{PREFIX}program_cap"
+"""The host's function giving the most programs a persistent kernel launches."""
 
 MISMATCH = f"{PREFIX}mismatch"
 UNMET = f"{PREFIX}unmet"
