@@ -82,6 +82,16 @@ def test_interpreter_only_code_is_refused_at_make(case, monkeypatch):
         ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
 
 
+def test_the_refusal_names_where_the_application_is(monkeypatch):
+    """The generated line is not the user's: the message says which function, in
+    which file and at which line, holds the application."""
+    monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
+    line = undefined_name.__code__.co_firstlineno
+    where = rf"the application is undefined_name at \S*test_gpu_check.py:{line}\)"
+    with pytest.raises(CodegenError, match=where):
+        ninetoothed.make(arrangement, undefined_name, (Tensor(1), Tensor(1)))
+
+
 @pytest.mark.parametrize("case", REFUSED)
 def test_the_knob_turns_the_check_off(case, monkeypatch):
     monkeypatch.setenv("NINETOOTHED_GPU_CHECK", "0")

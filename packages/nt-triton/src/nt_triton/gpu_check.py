@@ -106,10 +106,21 @@ def check(
         except Exception as error:  # any front-end failure; the first is reported
             first_error = first_error or error
     raise CodegenError(
-        f"{spec.name}: the kernel runs under Triton's interpreter but does not compile for a "
-        f"GPU (lists, dicts, try, numpy calls on tiles and Python conditions on tiles are "
-        f"interpreter-only): {_message(first_error)}\n(NINETOOTHED_GPU_CHECK=0 skips this check)"
+        f"{spec.name}: the kernel does not compile for a GPU (checked under Triton's "
+        "interpreter, which also runs Python a GPU cannot: lists, dicts, try, numpy calls on "
+        "tiles and Python conditions on tiles are interpreter-only). Triton's compiler, at "
+        f"the generated line marked ^ (the application is {_where(spec.application)}):\n"
+        f"{_message(first_error)}\n(NINETOOTHED_GPU_CHECK=0 skips this check)"
     ) from first_error
+
+
+def _where(application: Any) -> str:
+    """``name`` at ``file:line`` of the application's definition, as far as Python knows it."""
+    code = getattr(application, "__code__", None)
+    name = getattr(application, "__qualname__", repr(application))
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
 def _defaults(spec: KernelSpec) -> list[str]:
