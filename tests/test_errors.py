@@ -14,7 +14,7 @@ from support.tutorial import add, matmul, softmax
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Tensor
-from ninetoothed.errors import ArrangementError, CodegenError, LaunchError
+from ninetoothed.errors import ArrangementError, CodegenError, LaunchError, MetaOperationError
 from nt_triton import knobs
 
 
@@ -40,6 +40,27 @@ def test_mismatched_outermost_shapes_at_make():
 def test_arrangement_returning_wrong_count():
     with pytest.raises(ArrangementError, match="returned 2 tensors for 3 parameters"):
         ninetoothed.make(lambda x, y, z: (x, y), add.application, (Tensor(1),) * 3)
+
+
+def test_a_meta_operation_error_names_the_arrangement_and_its_parameter():
+    """The tensors' generated names (``ninetoothed_tensor_7``) mean nothing to the user:
+    the error names the arrangement and the parameter that received the tensor."""
+
+    def misarranged(input, other, output, BLOCK=ninetoothed.block_size()):  # noqa: B008
+        return input.tile((BLOCK,)), other.tile((BLOCK, BLOCK)), output.tile((BLOCK,))
+
+    with pytest.raises(MetaOperationError) as caught:
+        ninetoothed.make(misarranged, add.application, (Tensor(1), Tensor(1), Tensor(1)))
+    message = str(caught.value)
+    assert "<locals>.misarranged: tile on other: tile_shape (BLOCK, BLOCK) has 2 entries" in message
+    assert "(shape (other_size_0,))" in message and "ninetoothed_tensor" not in message
+
+
+@pytest.mark.parametrize("role", ["arrangement", "application"])
+def test_make_needs_functions(role):
+    functions = {"arrangement": add.arrangement, "application": add.application, role: None}
+    with pytest.raises(TypeError, match=f"make: {role} must be a function, got NoneType"):
+        ninetoothed.make(functions["arrangement"], functions["application"], (Tensor(1),) * 3)
 
 
 def test_application_parameter_count():

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
 from ninetoothed import plugins
 from ninetoothed.binding import canonical_call
-from ninetoothed.errors import ArrangementError
+from ninetoothed.errors import ArrangementError, MetaOperationError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
 from ninetoothed.options import AHEAD_OF_TIME, check_options
@@ -142,8 +143,14 @@ def make(
     :func:`ninetoothed.options.check_options`).
     """
     name, options = check_options("make", name, options, ("name", "backend"))
+    for role, function in (("arrangement", arrangement), ("application", application)):
+        if not callable(function):
+            raise TypeError(f"make: {role} must be a function, got {type(function).__name__}")
     tensors = tuple(tensors)
-    arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
+    try:
+        arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
+    except MetaOperationError as error:
+        raise MetaOperationError(_named_by_arrangement(str(error), arrangement, tensors)) from error
     if isinstance(arranged, Tensor):
         arranged = (arranged,)
     if not isinstance(arranged, (tuple, list)):
@@ -154,6 +161,23 @@ def make(
     sources = tuple(tensor for tensor in tensors if isinstance(tensor, Tensor))
     spec = build_spec(application, sources, tuple(arranged), name=name, options=options)
     return Kernel(spec, backend)
+
+
+def _named_by_arrangement(
+    message: str, arrangement: Callable[..., Any], tensors: tuple[Any, ...]
+) -> str:
+    """``message`` with the tensors' generated names (``ninetoothed_tensor_7``) replaced
+    by the arrangement's parameters that received them, and the arrangement named."""
+    try:
+        parameters = list(inspect.signature(arrangement).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor) or not tensor.name.startswith("ninetoothed_tensor_"):
+            continue
+        label = parameters[position] if position < len(parameters) else f"argument {position}"
+        message = re.sub(rf"\b{tensor.name}(?=\b|_size)", label, message)
+    return f"{getattr(arrangement, '__qualname__', 'the arrangement')}: {message}"
 
 
 def named_block_sizes(arrangement: Callable[..., Any], positional: int = 0) -> dict[str, Symbol]:
