@@ -11,6 +11,7 @@ import torch
 
 import ninetoothed
 from ninetoothed import Tensor, block_size
+from ninetoothed.errors import LaunchError
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
 from nt_triton import cache as nt_cache
@@ -117,6 +118,27 @@ def test_first_calls_from_two_threads_tune_once(cache):
     for thread in threads:
         thread.join()
     assert len(calls) == 1 and results[0] == results[1]
+
+
+def test_when_nothing_compiles_the_error_shows_the_compiler_and_the_application(cache):
+    """Every configuration failing (an application Triton rejects) names the failure
+    kinds, the application's definition, and the end of the first failure's text."""
+    z, x = torch.zeros(4), torch.ones(4)
+    call = fake_call(z, x, [])
+    lines = [f"    generated line {i}" for i in range(20)]
+    excerpt = "\n".join([*lines, "        ^", "NotImplemented"])
+
+    def launch(configuration):
+        raise RuntimeError(excerpt)
+
+    call.launch = launch
+    tuner = Tuner("broken", "broken_0", CONFIGS, _no_sizing(), "app at /x/y.py:3")
+    with pytest.raises(LaunchError) as caught:
+        tuner.choose(("k",), "gpu", lambda: call)
+    message = str(caught.value)
+    assert "{'RuntimeError': 4} (the application is app at /x/y.py:3)" in message
+    assert message.endswith("generated line 19\n        ^\nNotImplemented")
+    assert "generated line 5\n" not in message, "only the end of a long compiler message"
 
 
 def test_a_compile_over_budget_or_crashing_is_pruned_not_hung(tmp_path, monkeypatch):

@@ -35,6 +35,7 @@ import numpy as np
 from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
 from nt_jax.roles import Roles
+from nt_triton import failures
 from nt_triton.abi import ParameterKind
 from nt_triton.codegen import naming
 from nt_triton.kernel import LaunchPlan, TritonKernel
@@ -79,17 +80,23 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     )
     if plan.empty:
         return [roles.initial(output) for output in range(len(roles.outputs))]
-    results = jax_triton.triton_call(
-        *plan.args,
-        kernel=plan.kernel,
-        out_shape=plan.out_shape,
-        grid=plan.grid,
-        name=kernel.spec.name,
-        num_warps=plan.num_warps,
-        num_stages=plan.num_stages,
-        input_output_aliases=plan.input_output_aliases,
-        **plan.metaparams,
-    )
+    from triton.compiler.errors import CompilationError
+
+    try:
+        results = jax_triton.triton_call(
+            *plan.args,
+            kernel=plan.kernel,
+            out_shape=plan.out_shape,
+            grid=plan.grid,
+            name=kernel.spec.name,
+            num_warps=plan.num_warps,
+            num_stages=plan.num_stages,
+            input_output_aliases=plan.input_output_aliases,
+            **plan.metaparams,
+        )
+    except CompilationError as error:
+        # Eager calls compile here; under jax.jit, XLA's lowering compiles later.
+        raise failures.compile_failure(kernel.spec.name, kernel.spec.application, error) from error
     return list(results)
 
 

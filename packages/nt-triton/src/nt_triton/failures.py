@@ -18,9 +18,34 @@ from typing import Any
 from ninetoothed.errors import LaunchError
 from nt_triton.abi import KernelSignature, ParameterKind
 
-__all__ = ["explained"]
+__all__ = ["application_location", "compile_failure", "explained"]
 
 _TRITON_NAMES = {"fp": "float", "bf": "bfloat", "i": "int", "u": "uint"}
+
+
+def application_location(application: Any) -> str:
+    """``name at file:line`` of an application's definition, as far as Python knows it."""
+    code = getattr(application, "__code__", None)
+    name = getattr(application, "__qualname__", repr(application))
+    if code is None:
+        return str(name)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def compiler_excerpt(error: BaseException | str, lines: int = 14) -> str:
+    """The end of Triton's compiler message: the generated lines before the failing
+    one, the caret under it, and the cause."""
+    text = str(error).strip() or type(error).__name__
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def compile_failure(name: str, application: Any, error: BaseException | str) -> LaunchError:
+    """A :class:`LaunchError` for a kernel that Triton's compiler rejects on the GPU."""
+    return LaunchError(
+        f"{name}: the kernel does not compile for the GPU (the application is "
+        f"{application_location(application)}). Triton's compiler, at the generated line "
+        f"marked ^:\n{compiler_excerpt(error)}"
+    )
 
 
 def canonical(name: str) -> str:

@@ -26,6 +26,7 @@ import triton.language as tl
 from ninetoothed.dtype import DataType, triton_type_name
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import KernelSpec
+from nt_triton import failures
 from nt_triton.abi import KernelSignature, ParameterKind
 
 TARGET = ("cuda", 90, 32)
@@ -109,18 +110,11 @@ def check(
         f"{spec.name}: the kernel does not compile for a GPU (checked under Triton's "
         "interpreter, which also runs Python a GPU cannot: lists, dicts, try, numpy calls on "
         "tiles and Python conditions on tiles are interpreter-only). Triton's compiler, at "
-        f"the generated line marked ^ (the application is {_where(spec.application)}):\n"
-        f"{_message(first_error)}\n(NINETOOTHED_GPU_CHECK=0 skips this check)"
+        f"the generated line marked ^ (the application is "
+        f"{failures.application_location(spec.application)}):\n"
+        f"{failures.compiler_excerpt(first_error or '', 12)}\n"
+        "(NINETOOTHED_GPU_CHECK=0 skips this check)"
     ) from first_error
-
-
-def _where(application: Any) -> str:
-    """``name`` at ``file:line`` of the application's definition, as far as Python knows it."""
-    code = getattr(application, "__code__", None)
-    name = getattr(application, "__qualname__", repr(application))
-    if code is None:
-        return name
-    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
 def _defaults(spec: KernelSpec) -> list[str]:
@@ -303,9 +297,3 @@ def _compilable_module(module: types.ModuleType, made: dict[Any, Any]) -> types.
         view.__getattr__ = lookup  # type: ignore[method-assign]
         made[key] = view
     return made[key]  # type: ignore[no-any-return]
-
-
-def _message(error: BaseException | None) -> str:
-    """The front end's error, shortened to its first lines."""
-    text = str(error).strip() or type(error).__name__
-    return "\n".join(text.splitlines()[-12:])

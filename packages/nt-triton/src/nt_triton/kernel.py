@@ -106,7 +106,13 @@ class TritonKernel:
     @cached_property
     def tuner(self) -> Tuner:
         """Chooses this kernel's configuration per call (:mod:`nt_triton.tuner`)."""
-        return Tuner(self.spec.name, Path(self.source_path).stem, self.configurations, self._sizing)
+        return Tuner(
+            self.spec.name,
+            Path(self.source_path).stem,
+            self.configurations,
+            self._sizing,
+            failures.application_location(self.spec.application),
+        )
 
     def fast_launcher(
         self, reads: HostReads, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]
@@ -183,6 +189,12 @@ class TritonKernel:
                 *arguments, **meta, num_warps=num_warps, num_stages=num_stages, **cap
             )
         except TritonError as error:
+            from triton.compiler.errors import CompilationError
+
+            if isinstance(error, CompilationError) and not knobs.interpreting():
+                raise failures.compile_failure(
+                    self.spec.name, self.spec.application, error
+                ) from error
             # Triton names a dtype, not the argument that has it: name the parameter.
             raise failures.explained(
                 self.spec.name, self.signature, arguments, error, self.source_path

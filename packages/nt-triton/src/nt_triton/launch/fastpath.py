@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
-from nt_triton import tuning
+from nt_triton import failures, tuning
 from nt_triton.abi import ParameterKind
 from nt_triton.launch import compiled
 from nt_triton.tuner.core import TuningCall
@@ -415,11 +415,16 @@ class FastLauncher:
         maxnreg: int | None = None,
     ) -> Any:
         import triton
+        from triton.compiler.errors import CompilationError
 
         target = triton.runtime.driver.active.get_current_target()
-        binary = compiled.compile_kernel(
-            self.kernel.function, specialisation, target, warps, stages, maxnreg
-        )
+        try:
+            binary = compiled.compile_kernel(
+                self.kernel.function, specialisation, target, warps, stages, maxnreg
+            )
+        except CompilationError as error:  # the application, not the launch: say where
+            spec = self.kernel.spec
+            raise failures.compile_failure(spec.name, spec.application, error) from error
         return compiled.Loaded(binary, self._per_call.order)
 
     def _switched(self, plan: Plan, *per_call: Any) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from nt_triton import knobs, tuning
+from nt_triton.failures import compiler_excerpt
 from nt_triton.tuner import table, workers
 from nt_triton.tuner.progress import Progress
 
@@ -99,9 +100,16 @@ class Tuner:
     """One kernel's configuration choices."""
 
     def __init__(
-        self, name: str, stem: str, configurations: Sequence[tuning.Configuration], sizing: Any
+        self,
+        name: str,
+        stem: str,
+        configurations: Sequence[tuning.Configuration],
+        sizing: Any,
+        where: str = "",
     ) -> None:
         self.name = name
+        self.where = where
+        """Where the application is defined (named when no configuration compiles)."""
         self.stem = stem
         self.configurations = tuple(configurations)
         self.sizing = sizing
@@ -178,7 +186,8 @@ class Tuner:
         ] or list(self.configurations)
         progress = Progress(f"{self.name} {call.key}", len(candidates))
         failures: dict[str, int] = {}
-        compiled = self._compile(call, candidates, progress, failures)
+        examples: dict[str, str] = {}
+        compiled = self._compile(call, candidates, progress, failures, examples)
         runs: list[tuple[tuning.Configuration, Callable[[], None]]] = []
         for configuration in compiled:
             try:
@@ -187,12 +196,16 @@ class Tuner:
                 runs.append((configuration, run))
             except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
                 _count(failures, error)
+                examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
                 progress.update(pruned=progress.pruned + 1)
         _restore(call)
         if not runs:
+            where = f" (the application is {self.where})" if self.where else ""
             raise LaunchError(
                 f"{self.name}: no configuration compiled and ran for {call.key} "
-                f"({len(candidates)} tried): {failures}"
+                f"({len(candidates)} tried): {failures}{where}. The first failure, where "
+                f"Triton's compiler marks the generated line with ^:\n"
+                f"{compiler_excerpt(next(iter(examples.values()), '?'))}"
             )
         timed = self._measure(call, runs, progress)
         best, milliseconds = min(timed, key=lambda item: item[1])
@@ -205,6 +218,7 @@ class Tuner:
         candidates: list[tuning.Configuration],
         progress: Progress,
         failures: dict[str, int],
+        examples: dict[str, str],
     ) -> list[tuning.Configuration]:
         """The candidates that compiled within budget (all of them when compiling in process)."""
         size = knobs.compile_workers()
@@ -222,6 +236,7 @@ class Tuner:
             if not answer.get("ok"):
                 reason = str(answer.get("error", "?")).split(":")[0]
                 failures[reason] = failures.get(reason, 0) + 1
+                examples.setdefault(reason, str(answer.get("error", "?")))
         return [c for c, answer in zip(candidates, answers) if answer.get("ok")]
 
     def _measure(
