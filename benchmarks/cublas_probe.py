@@ -14,9 +14,10 @@ configurations, and prints each form's best against cuBLAS:
   and without a split (sub-tiled) epilogue;
 * ``pptr``: persistent with pointer loads (the Triton tutorial's form).
 
-On an H100 (2026-11-26, medians of 5 interleaved rounds) at 4096^3: np 0.936,
-ptma 0.965-0.977, pptr 0.957-0.963 of cuBLAS (676 TFLOP/s); at bmm 4 x 2048^3:
-ptma 0.961-0.970, pptr 0.944-0.966 (671 TFLOP/s).  An earlier run
+On an H100 (2026-11-26, medians of 5 interleaved rounds; best of each form,
+two runs): at 4096^3 np 0.915-0.936, ptma 0.974-0.977, pptr 0.939-0.963 of
+cuBLAS (676-683 TFLOP/s); at bmm 4 x 2048^3 ptma 0.970-0.979, pptr
+0.957-0.966 (663-671 TFLOP/s).  An earlier run
 (2026-11-24) found pointer loads 0.89-0.90 and descriptors 0.92-0.93 without
 persistence, and warp specialisation gaining nothing.  The floor sits at the
 best Triton form's ceiling.
@@ -151,7 +152,8 @@ def launcher(kind, a, b, c, BM, BN, BK, w, s, G=8, **flags):
     sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     programs = min(sms, triton.cdiv(M, BM) * triton.cdiv(N, BN) * B)
     function = mm_persistent_tma if kind == "ptma" else mm_persistent_ptr
-    return lambda: function[(programs,)](a, b, c, B, M, N, K, NSM=programs, **common, **flags)
+    upper = {name.upper(): value for name, value in flags.items()}  # FLAT, WS, SUB
+    return lambda: function[(programs,)](a, b, c, B, M, N, K, NSM=programs, **common, **upper)
 
 
 def main() -> None:
