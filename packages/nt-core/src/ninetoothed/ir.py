@@ -473,15 +473,22 @@ def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
 
 
 def _crossed_ones(shapes: list[tuple[SymbolLike, ...]]) -> bool:
-    """Whether two shapes each have a literal 1 where the other is symbolic.
+    """Whether two shapes each have a literal 1 where the other has a tuned size.
 
     That is the classic incomplete arrangement (rows and columns of tiles
     not yet expanded across the grid, as in the tutorial's matmul before
-    ``expand``): refused at ``make``, where a one-sided 1 is left to launch.
+    ``expand``): refused at ``make``.  Only a size that mentions a meta symbol
+    counts: a number of blocks the tuner chooses cannot be required to be 1.
+    A size of the arguments alone (upstream programs tile a dimension by the
+    size it must have, ``(N, 1)`` against ``(1, C // 2)``) is checked at launch,
+    as a one-sided 1 is.
     """
 
+    def tuned(size: SymbolLike) -> bool:
+        return isinstance(size, Symbol) and any(s.meta for s in size.free_symbols.values())
+
     def ones_against_symbols(a: tuple[SymbolLike, ...], b: tuple[SymbolLike, ...]) -> bool:
-        return any(_is_one(x) and isinstance(y, Symbol) for x, y in zip(a, b))
+        return any(_is_one(x) and tuned(y) for x, y in zip(a, b))
 
     return any(
         ones_against_symbols(a, b) and ones_against_symbols(b, a)

@@ -1,0 +1,114 @@
+"""Constructs of the kernels in InfiniTensor's ntops.lab, an operator lab for upstream.
+
+Each test is a minimal program of our own for one construct those kernels
+use and upstream runs: squeezing a tile dimension that ``expand`` made (every
+index reads the same element, so upstream's index 0 stands for all of them);
+outermost shapes where each of two tensors has a literal 1 and the other a
+size of the arguments (fold's ``(B, 1, L // 8)`` against ``(B, C // 4, 1)``),
+checked at launch.
+"""
+
+import os
+
+import pytest
+import torch
+
+import ninetoothed
+import ninetoothed.language as ntl
+from ninetoothed import Tensor
+from ninetoothed.errors import LaunchError
+
+DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+
+
+def row_sum_arrangement(x, out, BLOCK_SIZE_M=4):
+    """Blocks of whole rows; ``out`` broadcast along the row, then the broadcast
+    dimension of its tile squeezed (its size is the row length, a symbol)."""
+    out_arranged = out.unsqueeze(1).expand((-1, x.shape[1])).tile((BLOCK_SIZE_M, -1))
+    out_arranged.dtype = out_arranged.dtype.squeeze(1)
+    return x.tile((BLOCK_SIZE_M, -1)), out_arranged
+
+
+def row_sum(x, out):
+    out = ntl.sum(x, axis=1)  # noqa: F841
+
+
+@pytest.mark.parametrize("shape", [(13, 7), (16, 1), (3, 20)])
+def test_squeezing_a_broadcast_tile_dimension(shape):
+    tensors = (Tensor(2, shape_options={"constexpr": True}), Tensor(1))
+    kernel = ninetoothed.make(row_sum_arrangement, row_sum, tensors)
+    x = torch.randn(shape, device=DEVICE)
+    out = torch.full((shape[0],), float("nan"), device=DEVICE)
+
+    kernel(x, out)
+
+    torch.testing.assert_close(out, x.double().sum(1).float())
+
+
+def test_squeezing_a_broadcast_dimension_of_literal_size():
+    def arrangement(x, out):
+        out_arranged = out.unsqueeze(1).expand((-1, 6)).tile((2, 6))
+        out_arranged.dtype = out_arranged.dtype.squeeze(1)
+        return x.tile((2, 6)), out_arranged
+
+    tensors = (Tensor(shape=(None, 6)), Tensor(1))
+    kernel = ninetoothed.make(arrangement, row_sum, tensors)
+    x = torch.randn(9, 6, device=DEVICE)
+    out = torch.full((9,), float("nan"), device=DEVICE)
+
+    kernel(x, out)
+
+    torch.testing.assert_close(out, x.double().sum(1).float())
+
+
+def test_squeezing_a_dimension_that_is_read_is_still_refused():
+    """Only broadcast dimensions are exempt: a tile dimension along the source
+    would read its first element only (upstream does; we refuse)."""
+    with pytest.raises(ninetoothed.errors.MetaOperationError, match="has size 6, not 1"):
+        Tensor(shape=(None, 6), name="x").tile((2, 6)).dtype.squeeze(1)
+
+
+CHANNELS, LENGTH = 4, 8
+
+
+def scatter_arrangement(x, index, out):
+    """``out[b, c] = sum of x[b, l] where index[l] == c``, one program per row:
+    each channel reads the whole row, each position all the channels."""
+    x_arranged = x[:, None, :].expand((-1, CHANNELS, -1)).tile((1, CHANNELS, LENGTH))
+    index_arranged = index[None, None, :].expand((x.shape[0], CHANNELS, -1))
+    index_arranged = index_arranged.tile((1, CHANNELS, LENGTH))
+    out_arranged = out.unsqueeze(2).expand((-1, -1, LENGTH)).tile((1, CHANNELS, LENGTH))
+    out_arranged.dtype = out_arranged.dtype.squeeze(2)
+    return x_arranged, index_arranged, out_arranged
+
+
+def scatter_sum(x, index, out):
+    channels = ntl.arange(0, CHANNELS)[None, :, None]
+    out = ntl.sum(ntl.where(index == channels, x, 0.0), axis=2)  # noqa: F841
+
+
+def scatter_reference(x, index):
+    return torch.stack([(x * (index == c)).sum(1) for c in range(CHANNELS)], dim=1)
+
+
+def test_literal_ones_crossed_with_sizes_of_the_arguments():
+    kernel = ninetoothed.make(scatter_arrangement, scatter_sum, (Tensor(2), Tensor(1), Tensor(2)))
+    x = torch.randn(5, LENGTH, device=DEVICE)
+    index = torch.randint(0, CHANNELS, (LENGTH,), device=DEVICE)
+    out = torch.full((5, CHANNELS), float("nan"), device=DEVICE)
+
+    kernel(x, index, out)
+
+    torch.testing.assert_close(out, scatter_reference(x, index))
+
+
+@pytest.mark.parametrize("length, channels", [(2 * LENGTH, CHANNELS), (LENGTH, 2 * CHANNELS)])
+def test_crossed_ones_that_do_not_fit_are_refused_at_launch(length, channels):
+    """Sizes the literal 1s do not cover would leave elements out: a launch error."""
+    kernel = ninetoothed.make(scatter_arrangement, scatter_sum, (Tensor(2), Tensor(1), Tensor(2)))
+    x = torch.randn(5, length, device=DEVICE)
+    index = torch.randint(0, CHANNELS, (length,), device=DEVICE)
+    out = torch.full((5, channels), float("nan"), device=DEVICE)
+
+    with pytest.raises(LaunchError, match="has outermost shape"):
+        kernel(x, index, out)
