@@ -5,7 +5,8 @@ use and upstream runs: squeezing a tile dimension that ``expand`` made (every
 index reads the same element, so upstream's index 0 stands for all of them);
 outermost shapes where each of two tensors has a literal 1 and the other a
 size of the arguments (fold's ``(B, 1, L // 8)`` against ``(B, C // 4, 1)``),
-checked at launch.
+checked at launch; and a local annotated ``ntl.constexpr`` in a helper (its
+conv2d picks ``input_precision`` so).
 """
 
 import os
@@ -112,3 +113,46 @@ def test_crossed_ones_that_do_not_fit_are_refused_at_launch(length, channels):
 
     with pytest.raises(LaunchError, match="has outermost shape"):
         kernel(x, index, out)
+
+
+def matmul_arrangement(input, other, output, input_precision, BLOCK_SIZE=16):
+    output_arranged = output.tile((BLOCK_SIZE, BLOCK_SIZE))
+    input_arranged = input.tile((BLOCK_SIZE, BLOCK_SIZE)).tile((1, -1))
+    input_arranged = input_arranged.expand((-1, output_arranged.shape[1]))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BLOCK_SIZE, BLOCK_SIZE)).tile((-1, 1))
+    other_arranged = other_arranged.expand((output_arranged.shape[0], -1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(1)
+    return input_arranged, other_arranged, output_arranged, input_precision
+
+
+def accumulate(input, other, output, input_precision):
+    """A helper whose local is an annotated compile-time constant, as Triton's
+    ``tl.dot(input_precision=...)`` needs it."""
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+    if input_precision == 2:
+        precision: ntl.constexpr = "ieee"
+    else:
+        precision: ntl.constexpr = "tf32"
+    for k in range(input.shape[0]):
+        accumulator += ntl.dot(input[k], other[k], input_precision=precision)
+    output = accumulator
+
+
+def matmul_application(input, other, output, input_precision):
+    product = ntl.zeros(output.shape, dtype=ntl.float32)
+    accumulate(input, other, product, input_precision)
+    output = product  # noqa: F841
+
+
+def test_annotated_constexpr_local_in_a_helper():
+    tensors = (Tensor(2), Tensor(2), Tensor(2), Tensor(0, constexpr=True, value=2))
+    kernel = ninetoothed.make(matmul_arrangement, matmul_application, tensors)
+    input = torch.randn(37, 20, device=DEVICE)
+    other = torch.randn(20, 35, device=DEVICE)
+    output = torch.full((37, 35), float("nan"), device=DEVICE)
+
+    kernel(input, other, output, 2)
+
+    expected = (input.double() @ other.double()).float()
+    torch.testing.assert_close(output, expected, atol=1e-4, rtol=1e-4)

@@ -383,6 +383,13 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt | list[ast.stmt]:
         if node.value is None:
             return []
+        if isinstance(node.target, ast.Name) and self.target_view(node.target) is None:
+            # A local keeps its annotation: Triton makes ``mode: tl.constexpr = "ieee"``
+            # a compile-time constant, which ``tl.dot(input_precision=mode)`` needs.
+            node.annotation = self.visit(node.annotation)
+            node.value = self.visit(node.value)
+            node.target = self.visit(node.target)
+            return node
         return self.visit_Assign(ast.Assign(targets=[node.target], value=node.value, lineno=0))
 
     def visit_For(self, node: ast.For) -> ast.stmt:
