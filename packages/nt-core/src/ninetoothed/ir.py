@@ -8,7 +8,6 @@ parameters line up with the tensors.
 
 from __future__ import annotations
 
-import ast
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from ninetoothed.guards import Conditional, conditional_parameters
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
-from ninetoothed.usage import application_tree, element_indexed
+from ninetoothed.usage import element_indexed, source_only_parameters
 
 
 @dataclass(frozen=True)
@@ -345,29 +344,6 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
         for p in signature.parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-
-
-def source_only_parameters(application: Callable[..., Any], names: list[str]) -> set[str]:
-    """The ``names`` the application uses only as ``name.source`` (none if unreadable).
-
-    Any other use (a tile load, a call that takes the tensor) counts as using
-    its arrangement; an application whose source cannot be read counts as
-    using every parameter's, so nothing is exempted by mistake.
-    """
-    tree = application_tree(application)
-    if tree is None:
-        return set()
-    source_values = {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and node.attr == "source"
-        and isinstance(node.value, ast.Name)
-    }
-    uses = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in names]
-    through_source = {node.id for node in uses if id(node) in source_values}
-    elsewhere = {node.id for node in uses if id(node) not in source_values}
-    return through_source - elsewhere
 
 
 def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
