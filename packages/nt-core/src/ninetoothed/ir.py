@@ -9,7 +9,7 @@ parameters line up with the tensors.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -217,8 +217,15 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
-    parameters = align_outermost_ranks(_parameters(application, sources, arranged))
-    grid = check_outermost_shapes(parameters)
+    parameters = _parameters(application, sources, arranged)
+    # A tensor reached only through its source never meets the grid (the launch
+    # check skips it too): its outermost shape neither shapes nor joins the grid.
+    # A jagged one does: each program finds its batch entry through the grid.
+    apart = source_only_parameters(
+        application, [p.name for p in parameters if p.source.jagged_dim is None]
+    )
+    parameters = align_outermost_ranks(parameters, apart)
+    grid = check_outermost_shapes(parameters, apart)
     symbols = _symbols(parameters)
     size_and_stride_names = {
         name
@@ -346,7 +353,16 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
     ]
 
 
-def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
+def _gridded(parameters: list[Parameter], apart: Collection[str]) -> list[Parameter]:
+    """The tensor parameters whose outermost levels make the grid: all but those
+    in ``apart`` (reached only through their source), unless that leaves none."""
+    tensors = [p for p in parameters if not p.is_scalar]
+    return [p for p in tensors if p.name not in apart] or tensors
+
+
+def align_outermost_ranks(
+    parameters: list[Parameter], apart: Collection[str] = ()
+) -> list[Parameter]:
     """Give every tensor's outermost level the first's rank, where literal 1s differ.
 
     Upstream unravels the program id over each tensor's own outermost shape,
@@ -356,16 +372,17 @@ def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
     tensor's shape (squeezing its 1s, inserting the first's), which keeps
     that addressing; other differences in rank are bridged by trailing 1s
     (see :func:`_trailing_ones`), and what still differs is left for
-    :func:`check_outermost_shapes` to report.
+    :func:`check_outermost_shapes` to report.  Parameters in ``apart`` are
+    left as they are (see :func:`_gridded`).
     """
-    tensors = [p for p in parameters if not p.is_scalar]
+    tensors = _gridded(parameters, apart)
     if not tensors:
         return parameters
     reference = tensors[0].arranged.shape
     aligned = []
     for parameter in parameters:
         shape = parameter.arranged.shape
-        if parameter.is_scalar or len(shape) == len(reference):
+        if parameter not in tensors or len(shape) == len(reference):
             aligned.append(parameter)
             continue
         ones = tuple(dim for dim, size in enumerate(shape) if _is_one(size))
@@ -404,14 +421,17 @@ def _is_one(size: SymbolLike) -> bool:
     return isinstance(size, int) and size == 1
 
 
-def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
+def check_outermost_shapes(
+    parameters: list[Parameter], apart: Collection[str] = ()
+) -> tuple[SymbolLike, ...]:
     """The shared outermost shape, or an :class:`ArrangementError` naming each shape.
 
     Sizes that differ in form (``input_size_0`` and ``output_size_0``) may
     still agree at run time: the launcher checks them on concrete sizes.  See
-    :func:`_may_agree` for what is rejected at ``make`` time.
+    :func:`_may_agree` for what is rejected at ``make`` time.  Parameters in
+    ``apart`` take no part (see :func:`_gridded`).
     """
-    tensors = [p for p in parameters if not p.is_scalar]
+    tensors = _gridded(parameters, apart)
     if not tensors:
         return ()
     shapes = [p.arranged.shape for p in tensors]

@@ -19,6 +19,9 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
+SOURCE_METHODS = ("data_ptr", "stride")
+"""Methods of a parameter that read its source, not its tiles (``x.data_ptr()``)."""
+
 HELPER_DEPTH = 8
 """How deep :func:`source_only_parameters` follows helpers calling helpers."""
 
@@ -79,8 +82,9 @@ def source_only_parameters(
 ) -> set[str]:
     """The ``names`` the application uses only as ``name.source`` (none if unreadable).
 
-    Handing a name to a plain Python helper (which code generation inlines)
-    counts as the helper's use of its parameter, followed up to
+    ``name.data_ptr()`` and ``name.stride(d)`` are the source's too (upstream
+    lets them skip ``.source``).  Handing a name to a plain Python helper
+    (which code generation inlines) counts as the helper's use of its parameter, followed up to
     :data:`HELPER_DEPTH` calls deep.  Any other use (a tile load, a store, a
     call of anything else) counts as using its arrangement; an application
     whose source cannot be read counts as using every parameter's, so nothing
@@ -89,13 +93,7 @@ def source_only_parameters(
     tree = application_tree(application)
     if tree is None:
         return set()
-    source_values = {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and node.attr == "source"
-        and isinstance(node.value, ast.Name)
-    }
+    source_values = _source_uses(tree)
     handed = _handed_to_helpers(application, tree, set(names)) if depth < HELPER_DEPTH else {}
     through_source: set[str] = set()
     elsewhere: set[str] = set()
@@ -109,6 +107,19 @@ def source_only_parameters(
         else:
             elsewhere.add(node.id)
     return through_source - elsewhere
+
+
+def _source_uses(tree: ast.Module) -> set[int]:
+    """The ids of the names in ``tree`` used as ``name.source``, or called as
+    ``name.data_ptr()`` / ``name.stride(d)``."""
+    uses = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "source":
+            uses.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in SOURCE_METHODS:
+                uses.add(id(node.func.value))
+    return uses
 
 
 def _only_source(helper: Callable[..., Any], parameter: str, depth: int) -> bool:

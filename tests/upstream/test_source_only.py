@@ -1,4 +1,13 @@
-"""A parameter handed to a helper that uses only its ``source`` ties no size.
+"""Parameters an application reaches only through their source tie nothing.
+
+Upstream lets an application read and write a parameter's memory itself
+(``x.source.data_ptr()``, ``x.data_ptr()``, ``x.stride(d)``); such a
+parameter's arrangement never meets the grid, so its sizes neither shape the
+grid nor have to agree with the other parameters'.
+
+A lookup table passed whole (returned unarranged) and declared with a literal
+size, ``Tensor(1, shape=(n,))``, is read by pointer arithmetic: the grid is
+the output's, not the table's ``n`` programs.
 
 A scatter written for upstream on top of ntops's element-wise arrangement
 (every tensor flattened and tiled alike) writes its output with
@@ -97,3 +106,24 @@ def test_a_helper_that_stores_to_the_tile_still_ties_the_sizes():
 
     with pytest.raises(LaunchError, match="must have the same size"):
         kernel(input, torch.empty(40, device=DEVICE))
+
+
+def gather_arrangement(output, index, table, block_size=8):
+    return output.tile((block_size,)), index.tile((block_size,)), table
+
+
+def gather_by_pointer(output, index, table):
+    output = ntl.load(table.data_ptr() + index * table.stride(0))  # noqa: F841
+
+
+@pytest.mark.parametrize("size, count", [(7, 37), (12, 5), (40, 3)])
+def test_a_table_read_by_pointer_does_not_set_the_grid(size, count):
+    tensors = (Tensor(1), Tensor(1), Tensor(1, shape=(size,)))
+    kernel = ninetoothed.make(gather_arrangement, gather_by_pointer, tensors)
+    table = torch.randn(size, device=DEVICE)
+    index = torch.randint(0, size, (count,), device=DEVICE)
+    output = torch.full((count,), float("nan"), device=DEVICE)
+
+    kernel(output, index, table)
+
+    torch.testing.assert_close(output, table[index])
