@@ -5,8 +5,9 @@ use and upstream runs: squeezing a tile dimension that ``expand`` made (every
 index reads the same element, so upstream's index 0 stands for all of them);
 outermost shapes where each of two tensors has a literal 1 and the other a
 size of the arguments (fold's ``(B, 1, L // 8)`` against ``(B, C // 4, 1)``),
-checked at launch; and a local annotated ``ntl.constexpr`` in a helper (its
-conv2d picks ``input_precision`` so).
+checked at launch; a local annotated ``ntl.constexpr`` in a helper (its
+conv2d picks ``input_precision`` so); and the offsets of one element of a tile,
+``x[i].offsets(-1)`` (its upsample_linear1d and chunked cumsum mask with them).
 """
 
 import os
@@ -156,3 +157,41 @@ def test_annotated_constexpr_local_in_a_helper():
 
     expected = (input.double() @ other.double()).float()
     torch.testing.assert_close(output, expected, atol=1e-4, rtol=1e-4)
+
+
+def chunk_arrangement(x, out, position, CHUNK=8):
+    def chunks(tensor):
+        arranged = tensor.tile((1, CHUNK))
+        arranged.dtype = arranged.dtype.squeeze(0)
+        return arranged
+
+    return chunks(x), chunks(out), chunks(position)
+
+
+def signed_chunk_cumsum(x, out, position):
+    """A running sum within each chunk, element by element, negated at odd columns;
+    ``position`` gets each element's offset in memory."""
+    total = x[0] * 0.0
+    for i in range(x.shape[0]):
+        total += x[i]
+        out[i] = ntl.where(x[i].offsets(-1) % 2 == 0, total, -total)
+        position[i] = x[i].offsets()
+
+
+@pytest.mark.parametrize("shape", [(3, 20), (5, 8), (2, 1)])
+def test_offsets_of_one_element_of_a_tile(shape):
+    tensors = (Tensor(2, other=0.0), Tensor(2), Tensor(2))
+    kernel = ninetoothed.make(chunk_arrangement, signed_chunk_cumsum, tensors)
+    x = torch.randn(shape, device=DEVICE)
+    out = torch.full(shape, float("nan"), device=DEVICE)
+    position = torch.full(shape, -1, dtype=torch.int64, device=DEVICE)
+
+    kernel(x, out, position)
+
+    columns = torch.arange(shape[1], device=DEVICE)
+    padded = torch.nn.functional.pad(x, (0, -shape[1] % 8))
+    running = padded.reshape(shape[0], -1, 8).cumsum(-1).reshape(shape[0], -1)[:, : shape[1]]
+    expected = torch.where(columns % 2 == 0, running, -running)
+    torch.testing.assert_close(out, expected)
+    offsets = torch.arange(shape[0], device=DEVICE)[:, None] * shape[1] + columns
+    assert torch.equal(position, offsets)

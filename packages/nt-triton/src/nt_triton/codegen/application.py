@@ -299,11 +299,6 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if isinstance(node.func, ast.Attribute) and node.func.attr == descriptions.OFFSETS:
             base = self.value(node.func.value)
-            if isinstance(base, View) and base.element is not None:
-                raise CodegenError(
-                    f"{self.spec.name}: {ast.unparse(node.func.value)} is one element of a tile; "
-                    "take the offsets of the tile instead"
-                )
             if isinstance(base, View):
                 if len(node.args) > 1 or node.keywords:
                     raise CodegenError(
