@@ -13,7 +13,7 @@ from support.tutorial import add, matmul, softmax
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Tensor
+from ninetoothed import Tensor, block_size
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError, MetaOperationError
 from nt_triton import knobs
 
@@ -26,15 +26,36 @@ def _tensors_where_kernels_run():
         yield
 
 
+def unexpanded_matmul(input, other, output, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K):
+    """The tutorial's matmul arrangement before ``expand``."""
+    output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
+    input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K)).tile((1, -1))
+    input_arranged.dtype = input_arranged.dtype.squeeze(0)
+    other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N)).tile((-1, 1))
+    other_arranged.dtype = other_arranged.dtype.squeeze(1)
+    return input_arranged, other_arranged, output_arranged
+
+
 def test_mismatched_outermost_shapes_at_make():
-    def arrangement(input, other, output, BLOCK_SIZE_M=16, BLOCK_SIZE_N=16, BLOCK_SIZE_K=16):
-        output_arranged = output.tile((BLOCK_SIZE_M, BLOCK_SIZE_N))
-        input_arranged = input.tile((BLOCK_SIZE_M, BLOCK_SIZE_K)).tile((1, -1))
-        other_arranged = other.tile((BLOCK_SIZE_K, BLOCK_SIZE_N)).tile((-1, 1))
-        return input_arranged, other_arranged, output_arranged
+    """Numbers of blocks the tuner chooses cannot be required to be 1: refused at make."""
+
+    def arrangement(input, other, output):
+        return unexpanded_matmul(input, other, output, block_size(), block_size(), block_size())
 
     with pytest.raises(ArrangementError, match=r"input: \(.*, 1\); other: \(1, .*\); output"):
         ninetoothed.make(arrangement, matmul.application, (Tensor(2), Tensor(2), Tensor(2)))
+
+
+def test_mismatched_outermost_shapes_of_fixed_blocks_at_launch():
+    """With fixed block sizes the literal 1s are sizes of the arguments: checked at launch."""
+
+    def arrangement(input, other, output):
+        return unexpanded_matmul(input, other, output, 16, 16, 16)
+
+    kernel = ninetoothed.make(arrangement, matmul.application, (Tensor(2), Tensor(2), Tensor(2)))
+    input, other = torch.randn(40, 20), torch.randn(20, 16)
+    with pytest.raises(LaunchError, match=r"'input' has outermost shape \(3, 1\)"):
+        kernel(input, other, torch.empty(40, 16))
 
 
 def test_arrangement_returning_wrong_count():

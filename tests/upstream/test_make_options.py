@@ -49,6 +49,18 @@ def test_kernel_name_caller_and_max_num_configs():
     run(make(kernel_name="my_add", caller="torch", max_num_configs=2))
 
 
+def test_prettify_is_accepted_by_make_and_jit():
+    """Upstream's jit takes ``_prettify`` (it formats the generated file)."""
+    run(make(_prettify=True))
+
+    def add(x: Tensor(1).tile((64,)), y: Tensor(1).tile((64,)), z: Tensor(1).tile((64,))):
+        z = x + y  # noqa: F841
+
+    run(ninetoothed.jit(add, caller="torch", kernel_name="add_kernel", _prettify=True))
+    with pytest.raises(TypeError, match="_prettify must be a bool, got str"):
+        make(_prettify="yes")
+
+
 def test_tuples_of_warps_and_stages_are_tuned_over():
     kernel = make(num_warps=(2, 4), num_stages=(1, 2))
     tuned = sorted((c.num_warps, c.num_stages) for c in kernel.generated.configurations)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ninetoothed.symbol import Symbol, names_of
-from ninetoothed.usage import application_tree
+from ninetoothed.usage import application_tree, namespace_of
 
 if TYPE_CHECKING:
     from ninetoothed.ir import KernelSpec, Parameter
@@ -164,7 +164,7 @@ def _constexpr_names(spec: KernelSpec, definition: ast.FunctionDef) -> frozenset
     }
     parameters = {p.name: p for p in spec.parameters}
     scalars = {p.name for p in spec.parameters if p.is_scalar and p.source.constexpr}
-    namespace = _namespace(spec.application)
+    namespace = namespace_of(spec.application)
     symbols = {
         name
         for name in spec.constexpr_symbols
@@ -172,19 +172,6 @@ def _constexpr_names(spec: KernelSpec, definition: ast.FunctionDef) -> frozenset
         and isinstance(namespace.get(name, spec.constexpr_symbols[name]), Symbol)
     }
     return frozenset((scalars | symbols) - rebound)
-
-
-def _namespace(function: Callable[..., Any]) -> dict[str, Any]:
-    """The globals and closure cells the application's names resolve in."""
-    namespace = dict(getattr(function, "__globals__", {}))
-    code = getattr(function, "__code__", None)
-    cells = getattr(function, "__closure__", None) or ()
-    for name, cell in zip(code.co_freevars if code else (), cells):
-        try:
-            namespace[name] = cell.cell_contents
-        except ValueError:  # an empty cell
-            namespace.pop(name, None)
-    return namespace
 
 
 def _entangled(spec: KernelSpec) -> set[str]:

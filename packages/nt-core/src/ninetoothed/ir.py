@@ -8,9 +8,8 @@ parameters line up with the tensors.
 
 from __future__ import annotations
 
-import ast
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -23,7 +22,7 @@ from ninetoothed.guards import Conditional, conditional_parameters
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
-from ninetoothed.usage import application_tree, element_indexed
+from ninetoothed.usage import element_indexed, source_only_parameters
 
 
 @dataclass(frozen=True)
@@ -218,8 +217,15 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
-    parameters = align_outermost_ranks(_parameters(application, sources, arranged))
-    grid = check_outermost_shapes(parameters)
+    parameters = _parameters(application, sources, arranged)
+    # A tensor reached only through its source never meets the grid (the launch
+    # check skips it too): its outermost shape neither shapes nor joins the grid.
+    # A jagged one does: each program finds its batch entry through the grid.
+    apart = source_only_parameters(
+        application, [p.name for p in parameters if p.source.jagged_dim is None]
+    )
+    parameters = align_outermost_ranks(parameters, apart)
+    grid = check_outermost_shapes(parameters, apart)
     symbols = _symbols(parameters)
     size_and_stride_names = {
         name
@@ -347,30 +353,16 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
     ]
 
 
-def source_only_parameters(application: Callable[..., Any], names: list[str]) -> set[str]:
-    """The ``names`` the application uses only as ``name.source`` (none if unreadable).
-
-    Any other use (a tile load, a call that takes the tensor) counts as using
-    its arrangement; an application whose source cannot be read counts as
-    using every parameter's, so nothing is exempted by mistake.
-    """
-    tree = application_tree(application)
-    if tree is None:
-        return set()
-    source_values = {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Attribute)
-        and node.attr == "source"
-        and isinstance(node.value, ast.Name)
-    }
-    uses = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id in names]
-    through_source = {node.id for node in uses if id(node) in source_values}
-    elsewhere = {node.id for node in uses if id(node) not in source_values}
-    return through_source - elsewhere
+def _gridded(parameters: list[Parameter], apart: Collection[str]) -> list[Parameter]:
+    """The tensor parameters whose outermost levels make the grid: all but those
+    in ``apart`` (reached only through their source), unless that leaves none."""
+    tensors = [p for p in parameters if not p.is_scalar]
+    return [p for p in tensors if p.name not in apart] or tensors
 
 
-def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
+def align_outermost_ranks(
+    parameters: list[Parameter], apart: Collection[str] = ()
+) -> list[Parameter]:
     """Give every tensor's outermost level the first's rank, where literal 1s differ.
 
     Upstream unravels the program id over each tensor's own outermost shape,
@@ -380,16 +372,17 @@ def align_outermost_ranks(parameters: list[Parameter]) -> list[Parameter]:
     tensor's shape (squeezing its 1s, inserting the first's), which keeps
     that addressing; other differences in rank are bridged by trailing 1s
     (see :func:`_trailing_ones`), and what still differs is left for
-    :func:`check_outermost_shapes` to report.
+    :func:`check_outermost_shapes` to report.  Parameters in ``apart`` are
+    left as they are (see :func:`_gridded`).
     """
-    tensors = [p for p in parameters if not p.is_scalar]
+    tensors = _gridded(parameters, apart)
     if not tensors:
         return parameters
     reference = tensors[0].arranged.shape
     aligned = []
     for parameter in parameters:
         shape = parameter.arranged.shape
-        if parameter.is_scalar or len(shape) == len(reference):
+        if parameter not in tensors or len(shape) == len(reference):
             aligned.append(parameter)
             continue
         ones = tuple(dim for dim, size in enumerate(shape) if _is_one(size))
@@ -428,14 +421,17 @@ def _is_one(size: SymbolLike) -> bool:
     return isinstance(size, int) and size == 1
 
 
-def check_outermost_shapes(parameters: list[Parameter]) -> tuple[SymbolLike, ...]:
+def check_outermost_shapes(
+    parameters: list[Parameter], apart: Collection[str] = ()
+) -> tuple[SymbolLike, ...]:
     """The shared outermost shape, or an :class:`ArrangementError` naming each shape.
 
     Sizes that differ in form (``input_size_0`` and ``output_size_0``) may
     still agree at run time: the launcher checks them on concrete sizes.  See
-    :func:`_may_agree` for what is rejected at ``make`` time.
+    :func:`_may_agree` for what is rejected at ``make`` time.  Parameters in
+    ``apart`` take no part (see :func:`_gridded`).
     """
-    tensors = [p for p in parameters if not p.is_scalar]
+    tensors = _gridded(parameters, apart)
     if not tensors:
         return ()
     shapes = [p.arranged.shape for p in tensors]
@@ -473,15 +469,22 @@ def _may_agree(left: SymbolLike, right: SymbolLike) -> bool:
 
 
 def _crossed_ones(shapes: list[tuple[SymbolLike, ...]]) -> bool:
-    """Whether two shapes each have a literal 1 where the other is symbolic.
+    """Whether two shapes each have a literal 1 where the other has a tuned size.
 
     That is the classic incomplete arrangement (rows and columns of tiles
     not yet expanded across the grid, as in the tutorial's matmul before
-    ``expand``): refused at ``make``, where a one-sided 1 is left to launch.
+    ``expand``): refused at ``make``.  Only a size that mentions a meta symbol
+    counts: a number of blocks the tuner chooses cannot be required to be 1.
+    A size of the arguments alone (upstream programs tile a dimension by the
+    size it must have, ``(N, 1)`` against ``(1, C // 2)``) is checked at launch,
+    as a one-sided 1 is.
     """
 
+    def tuned(size: SymbolLike) -> bool:
+        return isinstance(size, Symbol) and any(s.meta for s in size.free_symbols.values())
+
     def ones_against_symbols(a: tuple[SymbolLike, ...], b: tuple[SymbolLike, ...]) -> bool:
-        return any(_is_one(x) and isinstance(y, Symbol) for x, y in zip(a, b))
+        return any(_is_one(x) and tuned(y) for x, y in zip(a, b))
 
     return any(
         ones_against_symbols(a, b) and ones_against_symbols(b, a)

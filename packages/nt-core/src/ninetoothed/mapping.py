@@ -13,10 +13,11 @@ must be 1 at run time (a squeezed symbolic dimension) is a
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import SymbolLike
+from ninetoothed.symbol import SymbolLike, names_of
 
 _variable_ids = itertools.count()
 
@@ -95,3 +96,30 @@ def unite(left: dict[str, Binding], right: dict[str, Binding]) -> dict[str, Bind
             )
         result[variable] = binding
     return result
+
+
+def is_broadcast(
+    variable: str, source_variables: Iterable[str], bindings: Mapping[str, Binding]
+) -> bool:
+    """Whether every index of ``variable`` reads the same source element as index 0.
+
+    So it is when no source index, its bindings substituted, depends on
+    ``variable`` (a dimension made by ``expand``, or tiled from one), and no
+    binding that depends on it checks a lower bound (``pad``, a negative step):
+    then index 0 is masked only where every index is, as bindings grow with
+    their variables.  Fixing such a variable at 0 (``squeeze``) reads what
+    any index would.
+    """
+    dependants: dict[str, set[str]] = {}
+    for name, binding in bindings.items():
+        for used in names_of(binding.expression):
+            dependants.setdefault(used, set()).add(name)
+    reached, frontier = {variable}, [variable]
+    while frontier:
+        for name in dependants.get(frontier.pop(), ()):
+            if name not in reached:
+                reached.add(name)
+                frontier.append(name)
+    if any(bindings[name].may_be_negative for name in reached if name in bindings):
+        return False
+    return not reached.intersection(source_variables)

@@ -27,10 +27,11 @@ BACKEND_OPTIONS = (
 )
 """Options handed to the code-generation backend (see :func:`check_options`)."""
 
-UPSTREAM_OPTIONS = ("kernel_name", "caller", "output_dir")
+UPSTREAM_OPTIONS = ("kernel_name", "caller", "output_dir", "_prettify")
 """Upstream NineToothed's options beyond the backend's: ``kernel_name`` names the
 kernel; ``caller`` other than ``"torch"`` and ``output_dir`` ask for ahead-of-time
-compilation."""
+compilation; ``_prettify`` (a bool) formats upstream's generated file, which
+changes nothing a kernel computes: it is checked and ignored."""
 
 JIT_CALLER = "torch"
 """The one ``caller`` upstream compiles just in time (kernels called from Python)."""
@@ -63,6 +64,9 @@ def check_options(
         raise NotImplementedError(
             f"{function}(caller={caller!r}, output_dir={output_dir!r}): {AHEAD_OF_TIME}"
         )
+    prettify = options.get("_prettify", False)
+    if not isinstance(prettify, bool):
+        raise TypeError(f"{function}: _prettify must be a bool, got {type(prettify).__name__}")
     kernel_name = options.get("kernel_name")
     if kernel_name is not None:
         if not isinstance(kernel_name, str):

@@ -52,6 +52,7 @@ from ninetoothed.mapping import (
     Requirement,
     fresh_requirement_key,
     fresh_variable,
+    is_broadcast,
     unite,
 )
 from ninetoothed.reshaping import (
@@ -418,9 +419,14 @@ class Tensor:
         targets = normalize_dims(dim, self.ndim, operation, self._source.name)
         bindings = dict(self._bindings)
         requirements = dict(self._requirements)
+        sources = [d.variable for d in self._source._dims]
         for index in targets:
             size = self._dims[index].size
-            if isinstance(size, Symbol):
+            if is_broadcast(self._dims[index].variable, sources, bindings):
+                # Every index reads the same element (an expanded dimension, or a
+                # tile of one): index 0 stands for all, as upstream reads it.
+                pass
+            elif isinstance(size, Symbol):
                 # Symbolic sizes may still be 1 at run time (the paper's conv2d
                 # squeezes channels/channels): require it, checked at launch.
                 requirements[fresh_requirement_key()] = Requirement(

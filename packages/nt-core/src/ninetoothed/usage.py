@@ -4,7 +4,10 @@ Some checks depend on how the application reads a parameter, not only on
 its arrangement: a tile whose elements the application picks one by one
 (``input[i]`` and ``input[i + half]`` of ntops's glu, ``input[src_idx]`` of
 its roll) is not read position by position against the other tiles, so the
-sizes of its dimensions are the application's business.
+sizes of its dimensions are the application's business.  A parameter used
+only through ``x.source`` (its pointer, sizes and strides, as a scatter
+writes with ``ntl.atomic_add``), in the application or in the plain Python
+helpers it hands the parameter to, ties no size through its arrangement.
 """
 
 from __future__ import annotations
@@ -12,8 +15,15 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
+
+SOURCE_METHODS = ("data_ptr", "stride")
+"""Methods of a parameter that read its source, not its tiles (``x.data_ptr()``)."""
+
+HELPER_DEPTH = 8
+"""How deep :func:`source_only_parameters` follows helpers calling helpers."""
 
 
 def application_tree(application: Callable[..., Any]) -> ast.Module | None:
@@ -52,3 +62,100 @@ def element_indexed(application: Callable[..., Any], level_counts: Mapping[str, 
     down to single elements of their tiles."""
     depths = subscript_depths(application, set(level_counts))
     return {name for name, depth in depths.items() if depth >= level_counts[name] - 1 >= 1}
+
+
+def namespace_of(function: Callable[..., Any]) -> dict[str, Any]:
+    """The globals and closure cells the names of ``function``'s body resolve in."""
+    namespace = dict(getattr(function, "__globals__", {}))
+    code = getattr(function, "__code__", None)
+    cells = getattr(function, "__closure__", None) or ()
+    for name, cell in zip(code.co_freevars if code else (), cells):
+        try:
+            namespace[name] = cell.cell_contents
+        except ValueError:  # an empty cell
+            namespace.pop(name, None)
+    return namespace
+
+
+def source_only_parameters(
+    application: Callable[..., Any], names: list[str], depth: int = 0
+) -> set[str]:
+    """The ``names`` the application uses only as ``name.source`` (none if unreadable).
+
+    ``name.data_ptr()`` and ``name.stride(d)`` are the source's too (upstream
+    lets them skip ``.source``).  Handing a name to a plain Python helper
+    (which code generation inlines) counts as the helper's use of its parameter, followed up to
+    :data:`HELPER_DEPTH` calls deep.  Any other use (a tile load, a store, a
+    call of anything else) counts as using its arrangement; an application
+    whose source cannot be read counts as using every parameter's, so nothing
+    is exempted by mistake.
+    """
+    tree = application_tree(application)
+    if tree is None:
+        return set()
+    source_values = _source_uses(tree)
+    handed = _handed_to_helpers(application, tree, set(names)) if depth < HELPER_DEPTH else {}
+    through_source: set[str] = set()
+    elsewhere: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Name) or node.id not in names:
+            continue
+        if id(node) in source_values:
+            through_source.add(node.id)
+        elif id(node) in handed and _only_source(*handed[id(node)], depth + 1):
+            through_source.add(node.id)
+        else:
+            elsewhere.add(node.id)
+    return through_source - elsewhere
+
+
+def _source_uses(tree: ast.Module) -> set[int]:
+    """The ids of the names in ``tree`` used as ``name.source``, or called as
+    ``name.data_ptr()`` / ``name.stride(d)``."""
+    uses = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "source":
+            uses.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in SOURCE_METHODS:
+                uses.add(id(node.func.value))
+    return uses
+
+
+def _only_source(helper: Callable[..., Any], parameter: str, depth: int) -> bool:
+    return parameter in source_only_parameters(helper, [parameter], depth)
+
+
+def _handed_to_helpers(
+    application: Callable[..., Any], tree: ast.Module, names: set[str]
+) -> dict[int, tuple[Callable[..., Any], str]]:
+    """For each bare name in ``names`` passed to a plain Python helper, by the
+    id of its node: the helper and the parameter it becomes."""
+    namespace = namespace_of(application)
+    handed: dict[int, tuple[Callable[..., Any], str]] = {}
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        helper = namespace.get(call.func.id)
+        if not isinstance(helper, types.FunctionType):
+            continue
+        parameters = _positional_parameters(helper)
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred) or index >= len(parameters):
+                break
+            if isinstance(argument, ast.Name) and argument.id in names:
+                handed[id(argument)] = (helper, parameters[index])
+        for keyword in call.keywords:
+            value = keyword.value
+            if keyword.arg is not None and isinstance(value, ast.Name) and value.id in names:
+                handed[id(value)] = (helper, keyword.arg)
+    return handed
+
+
+def _positional_parameters(function: Callable[..., Any]) -> list[str]:
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in kinds]

@@ -299,11 +299,6 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if isinstance(node.func, ast.Attribute) and node.func.attr == descriptions.OFFSETS:
             base = self.value(node.func.value)
-            if isinstance(base, View) and base.element is not None:
-                raise CodegenError(
-                    f"{self.spec.name}: {ast.unparse(node.func.value)} is one element of a tile; "
-                    "take the offsets of the tile instead"
-                )
             if isinstance(base, View):
                 if len(node.args) > 1 or node.keywords:
                     raise CodegenError(
@@ -383,6 +378,13 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt | list[ast.stmt]:
         if node.value is None:
             return []
+        if isinstance(node.target, ast.Name) and self.target_view(node.target) is None:
+            # A local keeps its annotation: Triton makes ``mode: tl.constexpr = "ieee"``
+            # a compile-time constant, which ``tl.dot(input_precision=mode)`` needs.
+            node.annotation = self.visit(node.annotation)
+            node.value = self.visit(node.value)
+            node.target = self.visit(node.target)
+            return node
         return self.visit_Assign(ast.Assign(targets=[node.target], value=node.value, lineno=0))
 
     def visit_For(self, node: ast.For) -> ast.stmt:

@@ -129,14 +129,15 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
     it varies along (a scalar when it varies along none), so upstream's
     ``k.offsets(-2)[None, :]`` broadcasts as written.  ``x.offsets()`` is the
     elements' offsets in the source's memory (indices times strides, summed),
-    shaped like the tile.
+    shaped like the tile.  Of one element of a tile (``x[i].offsets(-1)``, as
+    upstream's upsample_linear1d masks with) both are scalars: that element's.
     """
     indices, _ = addressing(context, view)
     block_names = arange_names(view) & set(context.aranges)
     if dim is None:
         total = _memory_offsets(context, view, indices)
         node = context.code(total)
-        if not block_names <= names_in(total):
+        if view.element is None and not block_names <= names_in(total):
             node = call("tl.broadcast_to", [node, _shape(context, view)])
         return node
     if not -len(indices) <= dim < len(indices):
