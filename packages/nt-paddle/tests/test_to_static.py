@@ -8,7 +8,8 @@ process's first (no adapter found yet for any type), starts outputs as NaN,
 pins tiles small (several programs per dimension), lets SOT compile even
 tiny graphs (so the code around the call is translated, not run eagerly),
 and compares the first and later ``to_static`` results with a float64 NumPy
-reference and with dynamic mode.
+reference and with dynamic mode.  On a GPU a warm kernel's call is its fast
+path, which SOT must not simulate either: checked with the launch stubbed.
 """
 
 # The skip for a missing Paddle must precede the imports that need Paddle.
@@ -16,6 +17,7 @@ reference and with dynamic mode.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -32,7 +34,10 @@ from paddle.jit.sot.utils.envs import min_graph_size_guard
 import ninetoothed
 from ninetoothed import Symbol, Tensor, plugins
 from ninetoothed.library import pinned_block_sizes
-from nt_paddle import autograd, ops
+from nt_paddle import autograd, fastpath, ops
+from nt_paddle.adapter import PaddleAdapter
+from nt_triton.kernel import TritonKernel
+from nt_triton.launch.fastpath import FastLauncher, HostReads
 
 pytestmark = pytest.mark.interpreter_only  # kernels run on CPU tensors
 
@@ -141,6 +146,53 @@ def test_library_ops_first_calls_inside_to_static(poisoned: None) -> None:
     softmax = np.exp(logits - logits.max(-1, keepdims=True))
     softmax /= softmax.sum(-1, keepdims=True)
     check_static(ops_block, softmax + 1, a, b, v)
+
+
+@pytest.fixture
+def stubbed_gpu(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Kernels take the GPU's path on CPU tensors (the fast path after a first call), their
+    launches recorded (the returned list), not run: Paddle's GPU build is not here."""
+    launches: list[tuple[Any, ...]] = []
+    reads = HostReads(
+        pointer_read="{}.data_ptr()",
+        key_reads=fastpath.host_reads(contextlib.nullcontext).key_reads,
+        device_of=lambda tensor: 0,
+        raw_stream=lambda index: 0,
+        current_device=None,
+        device_guard=lambda index: contextlib.nullcontext(),
+    )
+    describe = PaddleAdapter.describe
+
+    def launch_of(launcher: Any, bound: Any, prepared: Any, device: Any, _: Any) -> Any:
+        return lambda stream, *per_call: launches.append(per_call)
+
+    monkeypatch.setattr(TritonKernel, "interpreting", property(lambda self: False))
+    monkeypatch.setattr(
+        PaddleAdapter, "describe", lambda self, obj: describe(self, obj)._replace(device="cuda:0")
+    )
+    monkeypatch.setattr(
+        PaddleAdapter, "fast_path", lambda self, kernel, miss: kernel.fast_launcher(reads, miss)
+    )
+    monkeypatch.setattr(PaddleAdapter, "launch_stream", lambda self, device: 0)
+    monkeypatch.setattr(PaddleAdapter, "device_guard", lambda self, device: None)
+    monkeypatch.setattr(FastLauncher, "_configuration", lambda self, call: None)
+    monkeypatch.setattr(FastLauncher, "_launch_of", launch_of)
+    return launches
+
+
+def test_a_warm_kernels_fast_path_inside_to_static(stubbed_gpu: list[tuple[Any, ...]]) -> None:
+    """On the GPU a kernel's call is its fast path after the first one: SOT runs it too."""
+    MADE["kernel"] = kernel = ninetoothed.make(tiles, add, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y = randn(70), randn(70)
+    launch_block(x, y)
+    launch_block(x, y)
+    assert kernel.fast_path is not None
+    static = paddle.jit.to_static(launch_block)
+    for _ in range(3):
+        stubbed_gpu.clear()
+        static(x, y)
+        assert len(stubbed_gpu) == 1
+        assert stubbed_gpu[0][:2] == (x.data_ptr(), y.data_ptr())
 
 
 STRICT = """

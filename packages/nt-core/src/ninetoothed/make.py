@@ -100,10 +100,16 @@ class Kernel:
 
         # A plain method (not the bare function as a staticmethod): Dynamo traces
         # a call of the instance only through an ordinary ``__call__``.
-        def __call__(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+        def plain(self: Kernel, *args: Any, **kwargs: Any) -> Any:
             return fast(*args, **kwargs)
 
-        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": __call__})
+        def guarded(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+            plugins.call_guard()
+            return fast(*args, **kwargs)
+
+        # The call guard costs a call: only frameworks whose tracer needs it here pay.
+        method = guarded if getattr(adapter, "guards_fast_path", False) else plain
+        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": method})
 
     def _missed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Where the fast path sends calls it has no plan for.

@@ -91,6 +91,9 @@ class PaddleAdapter(Adapter):
     distribution = "nt-paddle"
     tensor_types = (paddle.Tensor,)
     gpu_hint = "move them to the GPU (tensor.cuda())"
+    # Under to_static a warm kernel's call is its fast path: the call guard must come
+    # first there too (nt_paddle.static), or SOT simulates the fast path's misses.
+    guards_fast_path = True
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer, from Paddle's API.

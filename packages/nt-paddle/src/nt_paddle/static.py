@@ -10,7 +10,8 @@ follows every call into ours.  It cannot simulate the adapter lookup (a
 pluggy hook call), and where it splits our functions into resumed pieces
 (the library ops' tensor descriptions) the pieces fail.  So every entry
 point (a kernel's call, a functional or differentiable kernel's call, a
-library op) first calls the plugins' call guard
+library op, and on the GPU a warm kernel's fast path: the adapter's
+``guards_fast_path``) first calls the plugins' call guard
 (:data:`ninetoothed.plugins.call_guard`), and nt-paddle's is :func:`call_guard`:
 SOT's own ``psdb.fallback(recursive=True)``.  Called for real it does
 nothing; simulated, it makes SOT stop there.  Inside the ``to_static``
