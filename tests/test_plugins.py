@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from ninetoothed import plugins
+from ninetoothed.hookspecs import hookimpl
 
 # entry-point name -> (distribution, plugin module)
 INSTALLED_PLUGINS = {
@@ -113,3 +114,48 @@ def test_installed_adapter_recognises_its_tensors(framework: str, make_tensor: s
     adapter = plugins.adapter_for(namespace["obj"])
     assert adapter.name == framework
     assert adapter.distribution == distribution
+
+
+# --- The call guard comes first -------------------------------------------------------------
+
+
+class Refused(Exception):
+    """What the test's call guard raises."""
+
+
+class RefusingGuard:
+    """A plugin whose call guard refuses every call."""
+
+    @staticmethod
+    def refuse() -> None:
+        raise Refused
+
+    @hookimpl
+    def ninetoothed_call_guard(self) -> object:
+        return self.refuse
+
+
+def test_every_entry_point_calls_the_guard_before_looking_at_its_arguments() -> None:
+    """Kernels, functional and differentiable kernels and library ops: a call of objects
+    no adapter recognises meets the guard, not the adapter lookup."""
+    from support.tutorial import differentiable as examples
+
+    import ninetoothed
+    from nt_torch import ops
+
+    plugin = RefusingGuard()
+    plugins.register(plugin)
+    try:
+        for entry in (
+            lambda: examples.mm(object(), object(), object()),
+            lambda: examples.mm_functional(object(), object()),
+            lambda: examples.linear(object(), object()),
+            lambda: ops.add(object(), object()),
+            lambda: ops.conv2d(object(), object()),
+        ):
+            with pytest.raises(Refused):
+                entry()
+    finally:
+        plugins.unregister(plugin)
+    with pytest.raises(ninetoothed.errors.AdapterNotFoundError):  # the lookup, guard gone
+        examples.mm(object(), object(), object())

@@ -7,7 +7,7 @@ The installed plugins themselves are tested in the repository's ``tests/``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -236,3 +236,49 @@ def test_error_hierarchy() -> None:
     assert issubclass(errors.AdapterNotFoundError, TypeError)
     for error in (errors.ArrangementError, errors.MetaOperationError, errors.LaunchError):
         assert issubclass(error, ValueError)
+
+
+# --- Call guards ----------------------------------------------------------------------------
+
+
+class GuardPlugin:
+    """A plugin whose call guard records its calls under ``label``."""
+
+    def __init__(self, label: str, calls: list[str]) -> None:
+        self.label, self.calls = label, calls
+
+    def guard(self) -> None:
+        self.calls.append(self.label)
+
+    @hookimpl
+    def ninetoothed_call_guard(self) -> object:
+        return self.guard
+
+
+def test_a_single_call_guard_is_called_directly_and_guards_go_with_their_plugins(
+    registered: list[object], without_plugin: Callable[[str], None]
+) -> None:
+    without_plugin("paddle")  # the one installed plugin with a guard (once Paddle is imported)
+    calls: list[str] = []
+    assert calls_of(plugins.call_guard, calls) == []
+    first, second = GuardPlugin("first", calls), GuardPlugin("second", calls)
+    plugins.register(first)
+    registered.append(first)
+    # Itself, not a wrapper: Paddle's translator recognises its guard only as the callee.
+    assert plugins.call_guard == first.guard
+    plugins.register(second)
+    registered.append(second)
+    assert sorted(calls_of(plugins.call_guard, calls)) == ["first", "second"]
+    plugins.unregister(first)
+    registered.remove(first)
+    assert plugins.call_guard == second.guard
+    plugins.unregister(second)
+    registered.remove(second)
+    assert calls_of(plugins.call_guard, calls) == []
+
+
+def calls_of(guard: Callable[[], None], calls: list[str]) -> list[str]:
+    """What calling ``guard`` appends to ``calls``."""
+    calls.clear()
+    guard()
+    return list(calls)

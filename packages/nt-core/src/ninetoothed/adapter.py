@@ -77,6 +77,12 @@ class Adapter:
     gpu_hint: ClassVar[str] = "move them to the GPU"
     """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
 
+    guards_fast_path: ClassVar[bool] = False
+    """Whether the kernel's fast path (its ``__call__`` after a first GPU call) calls
+    the plugins' call guard first, as the general path does (see
+    :data:`ninetoothed.plugins.call_guard`): Paddle's, whose translator would
+    otherwise simulate the fast path's misses; PyTorch's stays without it."""
+
     # -- hooks ---------------------------------------------------------------
     def recognizes(self, obj: object) -> bool:
         """Whether ``obj`` is a tensor of this framework (one of :attr:`tensor_types`)."""

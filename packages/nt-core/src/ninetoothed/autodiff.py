@@ -107,6 +107,7 @@ class Functional:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Allocate the outputs, launch, return them (one tensor, or a tuple for several)."""
+        plugins.call_guard()
         results = _binding(self.name, args).run(self, args, kwargs)
         return results[0] if len(results) == 1 else results
 
@@ -201,6 +202,7 @@ class Differentiable:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the forward, recorded for the framework's autodiff."""
+        plugins.call_guard()
         if isinstance(self.forward, Functional):
             self.forward.check_arity(args)
         framework = _framework(self.name, args)

@@ -17,7 +17,7 @@ framework; it only calls these hooks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import pluggy
@@ -213,3 +213,17 @@ class NineToothedSpec:
     @hookspec(firstresult=True)
     def ninetoothed_framework_adapter(self, obj: object) -> FrameworkAdapter | None:
         """Return the adapter that recognises the host tensor ``obj``, or ``None``."""
+
+    @hookspec
+    def ninetoothed_call_guard(self) -> Callable[[], None] | None:
+        """Return a function that every entry point calls first, with no argument, or ``None``.
+
+        Kernel calls, functional and differentiable calls and the library's
+        ops call it before they look at their arguments, traced calls
+        included (Dynamo traces it), so it must be cheap plain Python or a
+        tracer's own marker.  nt-paddle's is Paddle's ``psdb.fallback``
+        (bound to ``recursive=True``): it does nothing when run, and makes
+        Paddle's SOT translator run the call in dynamic mode instead of
+        simulating it.  Collected when the plugins load and by
+        :func:`ninetoothed.plugins.refresh_call_guard`.
+        """

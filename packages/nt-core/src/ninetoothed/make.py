@@ -28,6 +28,8 @@ class Kernel:
     def __init__(self, spec: KernelSpec, backend: str = "triton") -> None:
         self.spec = spec
         self.generated: GeneratedKernel = plugins.codegen_backend(backend).generate(spec)
+        # A framework imported since the plugins loaded may bring a call guard.
+        plugins.refresh_call_guard()
         self._adapters: dict[type, Any] = {}
         self._fast_tried = False
         self.fast_path: Any = None
@@ -49,8 +51,12 @@ class Kernel:
         As upstream's launch function: ``kernel(x, y, z, 64)`` and
         ``kernel(x, y, z, BLOCK_SIZE=64)`` are the same call (constexpr
         symbols in :attr:`KernelSpec.positional_symbols` order), and a tensor
-        may be given by its ``Tensor(name=...)``.
+        may be given by its ``Tensor(name=...)``.  The plugins' call guard
+        (:data:`ninetoothed.plugins.call_guard`) comes first: under Paddle's
+        ``to_static`` it makes the translator run this call in dynamic mode
+        rather than simulate the adapter lookup, which it cannot.
         """
+        plugins.call_guard()
         args, kwargs = canonical_call(self.spec, args, kwargs)
         result = self._dispatch(args, kwargs)
         if not self._fast_tried:
@@ -95,10 +101,16 @@ class Kernel:
 
         # A plain method (not the bare function as a staticmethod): Dynamo traces
         # a call of the instance only through an ordinary ``__call__``.
-        def __call__(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+        def plain(self: Kernel, *args: Any, **kwargs: Any) -> Any:
             return fast(*args, **kwargs)
 
-        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": __call__})
+        def guarded(self: Kernel, *args: Any, **kwargs: Any) -> Any:
+            plugins.call_guard()
+            return fast(*args, **kwargs)
+
+        # The call guard costs a call: only frameworks whose tracer needs it here pay.
+        method = guarded if getattr(adapter, "guards_fast_path", False) else plain
+        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": method})
 
     def _missed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Where the fast path sends calls it has no plan for.

@@ -13,6 +13,7 @@ errors raised here say which distribution to install.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -32,9 +33,11 @@ from ninetoothed.hookspecs import (
 __all__ = [
     "adapter_for",
     "adapter_for_arguments",
+    "call_guard",
     "codegen_backend",
     "lazy_adapter_hook",
     "plugin_manager",
+    "refresh_call_guard",
     "register",
     "type_comes_from",
     "unregister",
@@ -68,6 +71,21 @@ _manager: pluggy.PluginManager | None = None
 _adapter_by_type: dict[type, FrameworkAdapter] = {}
 
 
+def _no_guard() -> None:
+    """The call guard when no plugin has one: nothing to check."""
+
+
+call_guard: Callable[[], None] = _no_guard
+"""The plugins' ``ninetoothed_call_guard`` functions as one, made when the
+plugins load and again by :func:`refresh_call_guard`.  Kernel calls,
+functional and differentiable calls and the library's ops call it, with no
+argument, before anything else.  A single plugin's guard is this object
+itself, so that the entry point's own code calls it: Paddle's SOT translator
+recognises its guard (``psdb.fallback``) only there.  Reading it costs a
+global lookup and a call; it is never a hook call, which the tracers that
+simulate bytecode (Paddle's SOT, Dynamo) cannot follow."""
+
+
 def plugin_manager() -> pluggy.PluginManager:
     """Return the process-wide plugin manager, creating it on first use.
 
@@ -85,8 +103,36 @@ def plugin_manager() -> pluggy.PluginManager:
             manager = pluggy.PluginManager(PROJECT_NAME)
             manager.add_hookspecs(NineToothedSpec)
             manager.load_setuptools_entrypoints(PROJECT_NAME)
+            _collect_guards(manager)
             _manager = manager
         return _manager
+
+
+def refresh_call_guard() -> None:
+    """Ask the plugins for their call guards again (:data:`call_guard`).
+
+    A plugin may have one only once its framework is imported (nt-paddle's);
+    kernels ask when they are made, and the library when it binds its ops.
+    Does nothing before the plugins are loaded: loading them asks.
+    """
+    if _manager is not None:
+        _collect_guards(_manager)
+
+
+def _collect_guards(manager: pluggy.PluginManager) -> None:
+    global call_guard
+    guards = [guard for guard in manager.hook.ninetoothed_call_guard() if guard is not None]
+    call_guard = functools.reduce(_chain, guards) if guards else _no_guard
+
+
+def _chain(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    """Both guards, one after the other."""
+
+    def both() -> None:
+        first()
+        second()
+
+    return both
 
 
 def register(plugin: object, name: str | None = None) -> str:
@@ -99,6 +145,7 @@ def register(plugin: object, name: str | None = None) -> str:
     manager = plugin_manager()
     registered = manager.register(plugin, name=name)
     _adapter_by_type.clear()
+    _collect_guards(manager)
     if registered is None:  # pluggy returns None only for blocked names
         raise ValueError(f"the plugin name {name!r} is blocked")
     return registered
@@ -112,6 +159,7 @@ def unregister(plugin: object) -> None:
     else:
         manager.unregister(plugin)
     _adapter_by_type.clear()
+    _collect_guards(manager)
 
 
 def codegen_backend(name: str = "triton") -> CodegenBackend:

@@ -32,6 +32,7 @@ from typing import Any
 
 import paddle
 
+from ninetoothed import plugins
 from ninetoothed.adapter import Adapter, cuda_index
 from ninetoothed.binding import BoundCall
 from ninetoothed.dtype import name_of
@@ -90,6 +91,9 @@ class PaddleAdapter(Adapter):
     distribution = "nt-paddle"
     tensor_types = (paddle.Tensor,)
     gpu_hint = "move them to the GPU (tensor.cuda())"
+    # Under to_static a warm kernel's call is its fast path: the call guard must come
+    # first there too (nt_paddle.static), or SOT simulates the fast path's misses.
+    guards_fast_path = True
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer, from Paddle's API.
@@ -119,8 +123,8 @@ class PaddleAdapter(Adapter):
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Refuse tensors taking part in autograd (no backward), then the template's call.
 
-        Under ``paddle.jit.to_static`` (see :mod:`nt_paddle.static`) the call
-        raises a clear error.
+        Under ``paddle.jit.to_static`` or in a static program (see
+        :mod:`nt_paddle.static`) the call raises a clear error.
         """
         static.refuse_static_graph(kernel.spec.name)
         refuse_grad(kernel.spec.name, args)
@@ -190,6 +194,9 @@ class PaddleAdapter(Adapter):
 
 
 _READS: list[Any] = []
+
+# Paddle is imported now: kernels made before it get nt-paddle's call guard.
+plugins.refresh_call_guard()
 
 
 @contextlib.contextmanager

@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from ninetoothed import plugins
 from ninetoothed.library.frontend import attention, elementwise, matmul, pooling, rows
 from ninetoothed.library.frontend.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.frontend.framework import Framework, InPlace
@@ -56,6 +57,7 @@ def bind(operation: Callable[..., Any], framework: Framework) -> Callable[..., A
 def _plain(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
     @functools.wraps(operation)
     def op(*args: Any, **kwargs: Any) -> Any:
+        plugins.call_guard()
         return operation(framework, *args, **kwargs)
 
     return op
@@ -67,7 +69,14 @@ def framework_module(framework: Framework) -> str:
 
 
 def install(namespace: MutableMapping[str, Any], framework: Framework) -> list[str]:
-    """Put every op, bound to ``framework``, into a module's ``namespace``; return the names."""
+    """Put every op, bound to ``framework``, into a module's ``namespace``; return the names.
+
+    Loads the plugins (or asks them again) for their call guard
+    (:data:`ninetoothed.plugins.call_guard`), which every op calls first: an
+    op's first call may be one a tracer simulates.
+    """
+    plugins.plugin_manager()
+    plugins.refresh_call_guard()
     for name, operation in OPERATIONS.items():
         namespace[name] = bind(operation, framework)
     return sorted(OPERATIONS)

@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ninetoothed import gradients
+from ninetoothed import gradients, plugins
 from ninetoothed.autodiff import differentiable
 from ninetoothed.library.frontend import attention
 from ninetoothed.library.frontend.framework import Framework
@@ -120,6 +120,7 @@ def differentiated(
 
     @functools.wraps(operation)
     def op(*args: Any, **kwargs: Any) -> Any:
+        plugins.call_guard()
         if needs_grad(args, kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
