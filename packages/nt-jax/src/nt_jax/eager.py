@@ -24,6 +24,7 @@ from typing import Any
 import jax
 
 from ninetoothed.hookspecs import GeneratedKernel
+from nt_triton import failures
 
 Launch = Callable[[GeneratedKernel, tuple[Any, ...], dict[str, Any]], Any]
 """``launch(kernel, args, kwargs)``: validates and launches (or stages the launch)."""
@@ -72,7 +73,14 @@ class EagerCalls:
             return self._launch(target, arguments, keywords)
 
         jitted = jax.jit(launch, static_argnums=static, static_argnames=tuple(self.keywords))
-        result = jitted(*args, **kwargs)
+        from triton.compiler.errors import CompilationError
+
+        try:
+            result = jitted(*args, **kwargs)
+        except CompilationError as error:  # jax-triton compiles while XLA lowers the call
+            spec = getattr(self._target(), "spec", None)
+            name, application = (spec.name, spec.application) if spec else ("kernel", None)
+            raise failures.compile_failure(name, application, error) from error
         self.by_types[tuple(map(type, args))] = jitted
         return result
 

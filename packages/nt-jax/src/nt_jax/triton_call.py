@@ -82,7 +82,7 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
         return [roles.initial(output) for output in range(len(roles.outputs))]
     from triton.compiler.errors import CompilationError
 
-    try:
+    try:  # compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager)
         results = jax_triton.triton_call(
             *plan.args,
             kernel=plan.kernel,
@@ -95,7 +95,6 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
             **plan.metaparams,
         )
     except CompilationError as error:
-        # Eager calls compile here; under jax.jit, XLA's lowering compiles later.
         raise failures.compile_failure(kernel.spec.name, kernel.spec.application, error) from error
     return list(results)
 

@@ -40,7 +40,14 @@ def compiler_excerpt(error: BaseException | str, lines: int = 14) -> str:
 
 
 def compile_failure(name: str, application: Any, error: BaseException | str) -> LaunchError:
-    """A :class:`LaunchError` for a kernel that Triton's compiler rejects on the GPU."""
+    """A :class:`LaunchError` for a kernel that Triton's compiler rejects on the GPU.
+
+    A call through a trampoline (jax-triton's) fails at the trampoline's call
+    of the kernel, caused by the kernel's own failure: the innermost
+    compilation error is the one that points into the application.
+    """
+    while isinstance(error, BaseException) and type(error.__cause__) is type(error):
+        error = error.__cause__
     return LaunchError(
         f"{name}: the kernel does not compile for the GPU (the application is "
         f"{application_location(application)}). Triton's compiler, at the generated line "

@@ -1,0 +1,37 @@
+"""``failures.compile_failure``: the message of a kernel Triton's compiler rejects."""
+
+from __future__ import annotations
+
+from ninetoothed.errors import LaunchError
+from nt_triton import failures
+
+
+class CompilationError(Exception):
+    """Stands in for Triton's (the function compares types, not names)."""
+
+
+def application(x, y):
+    y = x  # noqa: F841
+
+
+def test_the_innermost_compilation_error_is_shown() -> None:
+    """A trampoline's failure at its call of the kernel is caused by the kernel's own:
+    the message shows the kernel's marked line, not the trampoline's."""
+    try:
+        try:
+            raise CompilationError("at 16:11:\n    pair = [x_tile_2 for _ in range(2)]\n    ^\nNo")
+        except CompilationError as inner:
+            raise CompilationError("at 2:4:\n    ninetoothed_kernel(x_pointer)\n    ^") from inner
+    except CompilationError as outer:
+        error = failures.compile_failure("copy", application, outer)
+    assert isinstance(error, LaunchError)
+    message = str(error)
+    line = application.__code__.co_firstlineno
+    assert message.startswith(f"copy: the kernel does not compile for the GPU (the application "
+                              f"is application at {__file__}:{line})")  # fmt: skip
+    assert "pair = [x_tile_2" in message and "ninetoothed_kernel(" not in message
+
+
+def test_a_long_compiler_message_keeps_its_end() -> None:
+    text = "\n".join(f"line {i}" for i in range(40))
+    assert failures.compiler_excerpt(text).splitlines() == [f"line {i}" for i in range(26, 40)]
