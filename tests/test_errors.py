@@ -92,17 +92,6 @@ def test_application_parameter_count():
         ninetoothed.make(add.arrangement, application, (Tensor(1), Tensor(1), Tensor(1)))
 
 
-def test_runtime_tile_size_is_rejected_at_make():
-    def arrangement(x, y):
-        return x.tile((1, -1)), y.tile((1, -1))
-
-    def application(x, y):
-        y = x  # noqa: F841
-
-    with pytest.raises(CodegenError, match="only known at run time.*constexpr"):
-        ninetoothed.make(arrangement, application, (Tensor(2), Tensor(2)))
-
-
 def test_indexing_a_tile_needs_one_index_per_dimension():
     """``x[i]`` of a tile is its element there (upstream's reading); a partial index is refused."""
 

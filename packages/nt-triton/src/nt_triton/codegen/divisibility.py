@@ -112,4 +112,6 @@ def padding_check(value: SymbolLike, size: SymbolLike, extent: SymbolLike) -> Sy
         return term
     if any(symbol.meta for symbol in size.free_symbols.values()):
         return term  # a multiple of a meta symbol that is no power of two: never
+    if size.is_runtime():
+        return term  # folds only for a constexpr size; a run-time one is checked as it is
     return binary(ast.BitOr(), term, compare(ast.Eq(), size, extent))

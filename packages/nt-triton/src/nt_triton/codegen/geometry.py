@@ -2,10 +2,10 @@
 
 Triton's tiles have power-of-two sizes.  A tile dimension whose size is a
 known power of two (a literal, or a meta symbol: tuning tries powers of two
-only) is loaded at that size; any other compile-time size is padded to the
-next power of two (a literal at once; a symbol through a constexpr parameter,
+only) is loaded at that size; any other size is padded to the next power of
+two (a literal at once; a symbol, constexpr or known only at run time,
+through a constexpr parameter the host computes per call,
 :class:`~nt_triton.codegen.context.PaddedSize`) and the padding is masked.
-Sizes only known at run time cannot be tile sizes.
 """
 
 from __future__ import annotations
@@ -26,12 +26,6 @@ def block_size(context: Context, parameter: Parameter, depth: int, dim: int) -> 
     if size.is_power_of_two():
         return size
     name = context.spec.name
-    if size.is_runtime():
-        raise CodegenError(
-            f"{name}: the tile of {parameter.name!r} has size {size} in dimension "
-            f"{dim}, which is only known at run time; tile sizes must be compile-time: "
-            "use meta or constexpr symbols, or shape_options={'constexpr': True}"
-        )
     free = size.free_symbols.values()
     if any(s.meta for s in free) and any(not s.meta for s in free):
         raise CodegenError(
