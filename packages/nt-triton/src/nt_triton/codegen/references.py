@@ -61,11 +61,16 @@ def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
 
 
 def _language(context: Context, path: str) -> ast.expr | None:
-    """``ntl.…`` → ``tl.…``; ``ntl.libdevice.…`` → ``libdevice.…``."""
+    """``ntl.…`` → ``tl.…``; ``ntl.libdevice.…`` → ``libdevice.…``; ``ntl.exp`` and
+    ``ntl.exp2`` → the module's helpers that compute 16-bit floats in float32."""
     if path == LIBDEVICE or path.startswith(LIBDEVICE + "."):
         context.uses_libdevice = True
         return dotted(naming.LIBDEVICE + path[len(LIBDEVICE) :])
     if path.startswith(TRITON_LANGUAGE):
+        name = path[len(TRITON_LANGUAGE) + 1 :]
+        if name in naming.PROMOTED_MATH:
+            context.promoted_math.add(name)
+            return dotted(naming.promoted_math(name))
         return dotted("tl" + path[len(TRITON_LANGUAGE) :])
     return None
 
