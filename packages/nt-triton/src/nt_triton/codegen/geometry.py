@@ -1,9 +1,10 @@
 """Tile geometry: the power-of-two extent of each tile dimension, and its aranges.
 
 Triton's tiles have power-of-two sizes.  A tile dimension whose size is a
-known power of two (a literal, or a meta symbol: tuning tries powers of two
-only) is loaded at that size; any other compile-time size is padded to the
-next power of two (a literal at once; a symbol through a constexpr parameter,
+known power of two (a literal, or a meta symbol not declared
+``power_of_two=False``: tuning tries powers of two only) is loaded at that
+size; any other compile-time size is padded to the next power of two (a
+literal at once; a symbol through a constexpr parameter,
 :class:`~nt_triton.codegen.context.PaddedSize`) and the padding is masked.
 Sizes only known at run time cannot be tile sizes.
 """
