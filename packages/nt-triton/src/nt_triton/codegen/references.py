@@ -10,10 +10,13 @@ injected helper), or ``None`` to keep the application's own spelling.
 from __future__ import annotations
 
 import ast
+import numbers
+import types
 from typing import Any
 
 from ninetoothed.dtype import DataType, triton_name
 from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
+from ninetoothed.symbol import Symbol
 from nt_triton.codegen import inline, naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.syntax import dotted
@@ -28,11 +31,16 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         return _language(context, value.path)
     if isinstance(value, DataType):
         return dotted(f"tl.{triton_name(value.name)}")
+    if isinstance(value, Symbol):
+        return _symbol(context, value)
     module = getattr(value, "__name__", None)
     if type(value).__name__ == "module" and isinstance(module, str):
         return _module(context, module)
-    if isinstance(value, (bool, int, float)):
-        return ast.Constant(value)
+    if _is_triton_constexpr(value):
+        value = value.value  # a module-level tl.constexpr(4): its value
+    literal = _literal(value)
+    if literal is not None:
+        return literal
     if _is_jit_function(value):
         name = naming.helper(getattr(value, "__name__", "fn"))
         context.injected[name] = value
@@ -44,6 +52,61 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         if qualified.startswith(TRITON_LANGUAGE):
             return dotted("tl" + qualified[len(TRITON_LANGUAGE) :])
     return None
+
+
+def refusal(context: Context, value: Any) -> str | None:
+    """Why a Python object the application names cannot be part of a kernel (None
+    when it may be: what :func:`reference` writes as code, or a name the generated
+    module or Triton knows, such as a function, module or class)."""
+    if isinstance(value, Symbol):
+        known = ", ".join(sorted(_kernel_symbols(context))) or "none"
+        return (
+            f"the symbol {value}, which is not among the kernel's symbols ({known}): a "
+            "symbol reaches a kernel through its arrangement"
+        )
+    if isinstance(value, (list, dict, set, frozenset, bytes, bytearray, tuple)):
+        kind = type(value).__name__
+        return f"a {kind} ({_short(value)}), which Triton kernels cannot hold"
+    if callable(value) or isinstance(value, (types.ModuleType, type)):
+        return None
+    return f"a {type(value).__name__} ({_short(value)}), which Triton kernels cannot hold"
+
+
+def _symbol(context: Context, symbol: Symbol) -> ast.expr | None:
+    """A symbol (``BLOCK_SIZE`` of the module) as code: the kernel's parameters of
+    that name (None when the kernel does not take them all, see :func:`refusal`)."""
+    if symbol.names() - _kernel_symbols(context):
+        return None
+    return dotted(ast.unparse(symbol.node))
+
+
+def _kernel_symbols(context: Context) -> set[str]:
+    spec = context.spec
+    return {*spec.meta_symbols, *spec.constexpr_symbols, *spec.runtime_symbols}
+
+
+def _literal(value: Any) -> ast.expr | None:
+    """A number, bool, string, None or tuple of them, as a literal (None otherwise)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ast.Constant(value)
+    if isinstance(value, numbers.Integral):
+        return ast.Constant(int(value))  # numpy integers
+    if isinstance(value, numbers.Real):
+        return ast.Constant(float(value))
+    if isinstance(value, tuple):
+        items = [_literal(item) for item in value]
+        if all(item is not None for item in items):
+            return ast.Tuple([item for item in items if item is not None], ast.Load())
+    return None
+
+
+def _is_triton_constexpr(value: Any) -> bool:
+    return type(value).__name__ == "constexpr" and type(value).__module__.startswith("triton")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
