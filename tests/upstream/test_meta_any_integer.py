@@ -125,12 +125,13 @@ def test_a_matmul_over_blocks_of_k_that_are_not_powers_of_two(block_size_k):
     kernel = ninetoothed.make(
         matmul_arrangement, matmul_application, (Tensor(2), Tensor(2), Tensor(2))
     )
-    a = torch.randn(40, 70, device=DEVICE)
-    b = torch.randn(70, 35, device=DEVICE)
+    # float16 operands: the GPU's dot takes float32 ones as tf32, too coarse for the check.
+    a = torch.randn(40, 70, device=DEVICE, dtype=torch.float16)
+    b = torch.randn(70, 35, device=DEVICE, dtype=torch.float16)
     c = torch.full((40, 35), float("nan"), device=DEVICE)
 
     pinned = {} if block_size_k is None else {"BLOCK_SIZE_K": block_size_k}
     pinned |= {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16} if pinned else {}
     kernel(a, b, c, **pinned)
 
-    torch.testing.assert_close(c, (a.double() @ b.double()).float(), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(c, (a.double() @ b.double()).float(), atol=1e-3, rtol=1e-3)
