@@ -18,6 +18,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 import ninetoothed
 import ninetoothed.language as ntl
@@ -74,6 +75,18 @@ def plus_rows(x, y):
     y = x + ROWS  # noqa: F841
 
 
+ROW_TILE = (ROWS, 16)
+
+
+def zeros_of_a_global_shape(x, y):
+    y = x + ntl.zeros(ROW_TILE, dtype=ntl.float32)  # noqa: F841
+
+
+def triton_spelled(x, y):
+    # Triton's own names, imported as Triton users import them.
+    y = tl.cast(x, triton.language.float32) * 2 + libdevice.exp(x) - tl.exp(x)  # noqa: F841
+
+
 def doubled(a):
     return a * 2
 
@@ -118,6 +131,8 @@ CASES = {
     "numpy int": (arrangement, numpy_scaled, {}, lambda x: x * 5),
     "bool, str and None": (arrangement, chosen, {}, lambda x: x * 2),
     "symbol of the kernel": (symbol_arrangement, plus_rows, {"ROWS": 4}, lambda x: x + 4),
+    "tuple of a symbol": (symbol_arrangement, zeros_of_a_global_shape, {"ROWS": 4}, lambda x: x),
+    "triton names": (arrangement, triton_spelled, {}, lambda x: x * 2),
     "helpers": (arrangement, with_helper, {}, lambda x: x * 11),
 }
 

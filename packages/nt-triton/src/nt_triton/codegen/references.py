@@ -41,6 +41,10 @@ def reference(context: Context, value: Any) -> ast.expr | None:
     literal = _literal(value)
     if literal is not None:
         return literal
+    if isinstance(value, tuple):  # of symbols, dtypes …: (BLOCK_SIZE, 16)
+        items = [reference(context, item) for item in value]
+        if all(item is not None for item in items):
+            return ast.Tuple([item for item in items if item is not None], ast.Load())
     if _is_jit_function(value):
         name = naming.helper(getattr(value, "__name__", "fn"))
         context.injected[name] = value
@@ -49,6 +53,15 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         return None
     if callable(value) and getattr(value, "__module__", "").startswith("triton"):
         qualified = f"{value.__module__}.{getattr(value, '__name__', '')}"
+        if value.__module__.startswith(TRITON_LANGUAGE + ".extra") and (
+            value.__module__.endswith(".libdevice")
+        ):
+            # A function of an imported libdevice (the interpreter's stands in for it).
+            return _language(context, f"{LIBDEVICE}.{value.__name__}")
+        if _public_language_name(value):
+            # tl.cast is triton.language.core.cast: named as tl.cast, which Triton's
+            # interpreter patches (tl.core.cast it does not).
+            return dotted(f"tl.{value.__name__}")
         if qualified.startswith(TRITON_LANGUAGE):
             return dotted("tl" + qualified[len(TRITON_LANGUAGE) :])
     return None
@@ -69,6 +82,8 @@ def refusal(context: Context, value: Any) -> str | None:
         return f"a {kind} ({_short(value)}), which Triton kernels cannot hold"
     if callable(value) or isinstance(value, (types.ModuleType, type)):
         return None
+    if _library_object(value):
+        return None  # Triton's dtypes and the like: the generated module names them
     return f"a {type(value).__name__} ({_short(value)}), which Triton kernels cannot hold"
 
 
@@ -98,6 +113,22 @@ def _literal(value: Any) -> ast.expr | None:
         if all(item is not None for item in items):
             return ast.Tuple([item for item in items if item is not None], ast.Load())
     return None
+
+
+def _public_language_name(value: Any) -> bool:
+    """Whether ``value`` is ``triton.language``'s own name for it (``tl.cast``)."""
+    import triton.language as tl  # the code generator runs beside Triton
+
+    name = getattr(value, "__name__", None)
+    return isinstance(name, str) and getattr(tl, name, None) is value
+
+
+def _library_object(value: Any) -> bool:
+    module = type(value).__module__ or ""
+    return any(module == name or module.startswith(name + ".") for name in _LIBRARIES)
+
+
+_LIBRARIES = ("triton", "ninetoothed", "nt_triton", "nt_torch", "nt_paddle", "nt_jax")
 
 
 def _is_triton_constexpr(value: Any) -> bool:
