@@ -8,6 +8,7 @@ operands are left alone.  Triton itself takes float32 and float64 only.
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -109,3 +110,14 @@ def test_a_triton_language_exp_of_float16_is_triton_s_and_refused():
     with pytest.raises(Exception, match="fp16"):
         kernel = ninetoothed.make(tiles, application, (Tensor(2), Tensor(2)))
         kernel(x, torch.empty_like(x), ROWS=8, COLUMNS=16)
+
+
+def test_on_every_framework(framework):
+    """The promotion is in the generated code, so every framework's call gets it."""
+    kernel = ninetoothed.make(tiles, exp_application, (Tensor(2), Tensor(2)))
+    x = (np.random.default_rng().random((37, 50)) * 8 - 4).astype(np.float16)
+    args = [framework.from_numpy(x), framework.poisoned((37, 50), "float32")]
+
+    (y,) = framework.call(kernel, args, {"ROWS": 8, "COLUMNS": 16}, outputs=[1])
+
+    np.testing.assert_allclose(y, np.exp(x.astype(np.float32)), rtol=1e-6)

@@ -9,6 +9,7 @@ the padding is masked, so every value gives the right result.
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -135,3 +136,15 @@ def test_a_matmul_over_blocks_of_k_that_are_not_powers_of_two(block_size_k):
     kernel(a, b, c, **pinned)
 
     torch.testing.assert_close(c, (a.double() @ b.double()).float(), atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("pinned", [{}, {"ROWS": 5, "COLUMNS": 7}])
+def test_on_every_framework(framework, pinned):
+    """The padded tile sizes reach each framework's launch path (tuned or pinned)."""
+    kernel = ninetoothed.make(rows_and_columns, doubled, (Tensor(2), Tensor(2)))
+    x = np.random.default_rng().standard_normal((37, 50)).astype(np.float32)
+    args = [framework.from_numpy(x), framework.poisoned((37, 50), "float32")]
+
+    (y,) = framework.call(kernel, args, dict(pinned), outputs=[1])
+
+    np.testing.assert_allclose(y, x * 2)

@@ -105,3 +105,26 @@ def test_a_middle_dimension_of_one_at_launch(channels):
     kernel(x, y, BLOCK=16)  # 3 x 1 x 4 programs
 
     torch.testing.assert_close(y, x[:, 0] * 2)
+
+
+def test_on_every_framework(framework):
+    """The pairing is in the arrangement and its check in the host code: every framework."""
+    import numpy as np
+
+    kernel = ninetoothed.make(matrix_then_vector, doubled, (Tensor(2), Tensor(1)))
+    x = np.random.default_rng().standard_normal((1, 100)).astype(np.float32)
+    args = [framework.from_numpy(x), framework.poisoned((100,), "float32")]
+
+    (y,) = framework.call(kernel, args, {"BLOCK": 16}, outputs=[1])
+
+    np.testing.assert_allclose(y, x[0] * 2)
+    with pytest.raises(LaunchError, match="as many tiles as the launch grid has programs"):
+        framework.call(
+            kernel,
+            [
+                framework.from_numpy(np.ones((2, 100), np.float32)),
+                framework.poisoned((100,), "float32"),
+            ],
+            {"BLOCK": 16},
+            outputs=[1],
+        )
