@@ -7,6 +7,7 @@ import pytest
 import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.errors import CodegenError
+from ninetoothed.symbol import is_power_of_two
 from nt_triton import tuning
 
 
@@ -219,3 +220,35 @@ def test_a_keyword_only_block_size_after_star_tensors_takes_its_name():
 
     made = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
     assert set(made.spec.meta_symbols) == {"BLOCK"}
+
+
+def test_symbols_of_any_integer_are_thinned_past_the_combination_limit(monkeypatch):
+    """Two symbols of 1009 integers each (power_of_two=False, default bounds) would be a
+    million combinations; they are thinned evenly, ends kept, to at most 4096."""
+    monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1000")
+    rows = Symbol("ROWS", meta=True, power_of_two=False)
+    columns = Symbol("COLUMNS", meta=True, power_of_two=False)
+    kernel = ninetoothed.make(
+        lambda x, y: (x.tile((rows, columns)), y.tile((rows, columns))),
+        application,
+        (Tensor(2), Tensor(2)),
+    )
+    values = [c.values for c in kernel.generated.configurations]
+    assert 0 < len(values) <= 1000
+    seen = {name: {v[name] for v in values} for name in ("ROWS", "COLUMNS")}
+    assert min(seen["ROWS"]) == 16 and any(not is_power_of_two(v) for v in seen["ROWS"])
+    assert len(seen["ROWS"]) * len(seen["COLUMNS"]) <= tuning.MAX_COMBINATIONS
+    # Powers of two are never thinned: every one of them stays beside a thinned symbol.
+    wide = Symbol("WIDE", meta=True, power_of_two=False, lower_bound=1, upper_bound=4096)
+    assert tuning._thinned(
+        [list(range(1, 4097)), [16, 32, 64, 128, 256, 512, 1024]], [True, False], 100
+    )[1] == [16, 32, 64, 128, 256, 512, 1024]
+    assert tuning.symbol_values(wide)[-1] == 4096
+
+
+def test_pinned_configurations_of_any_integer_symbols():
+    rows = Symbol("ROWS", meta=True, power_of_two=False, lower_bound=3, upper_bound=5)
+    kernel = make(rows, configs=[{"ROWS": 5}])
+    assert [c.values for c in kernel.generated.configurations] == [{"ROWS": 5}]
+    with pytest.raises(CodegenError, match="power_of_two=False takes any positive int"):
+        make(rows, configs=[{"ROWS": 0}])

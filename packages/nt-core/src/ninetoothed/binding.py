@@ -22,7 +22,7 @@ from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck
-from ninetoothed.symbol import is_power_of_two
+from ninetoothed.symbol import is_power_of_two, takes_powers_of_two
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""
@@ -344,10 +344,14 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
                 f"{spec.name}: {kind} symbol {name!r} is a tile size and takes a positive int, "
                 f"got {type(value).__name__} {value!r}"
             )
-        if kind == "meta" and not is_power_of_two(value):
+        if (
+            kind == "meta"
+            and takes_powers_of_two(spec.meta_symbols[name])
+            and not is_power_of_two(value)
+        ):
             raise LaunchError(
                 f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
-                f"two), got {value!r}"
+                f"two; declare it with power_of_two=False for any integer), got {value!r}"
             )
         scalars[name] = value
     missing = spec.required_symbols - kwargs.keys()

@@ -20,6 +20,7 @@ from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
 from ninetoothed.guards import Conditional, conditional_parameters
 from ninetoothed.mapping import VARIABLE_PREFIX
+from ninetoothed.pairing import paired_with_grid
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
 from ninetoothed.usage import element_indexed, source_only_parameters
@@ -370,8 +371,9 @@ def align_outermost_ranks(
     (ntops's instance_norm: ``(N, C, 1)`` for the input, ``(N, C)`` for the
     weight) address the same tiles.  Such a level is rearranged to the first
     tensor's shape (squeezing its 1s, inserting the first's), which keeps
-    that addressing; other differences in rank are bridged by trailing 1s
-    (see :func:`_trailing_ones`), and what still differs is left for
+    that addressing; other differences in rank get upstream's pairing of
+    tiles program by program (:func:`~ninetoothed.pairing.paired_with_grid`,
+    checked at launch), and what still differs is left for
     :func:`check_outermost_shapes` to report.  Parameters in ``apart`` are
     left as they are (see :func:`_gridded`).
     """
@@ -392,29 +394,9 @@ def align_outermost_ranks(
             for dim in reference_ones:
                 result = result.unsqueeze(dim)
         else:
-            result = _trailing_ones(parameter.arranged, len(reference))
+            result = paired_with_grid(parameter.name, parameter.arranged, reference)
         aligned.append(Parameter(parameter.name, parameter.source, result))
     return aligned
-
-
-def _trailing_ones(arranged: Tensor, rank: int) -> Tensor:
-    """``arranged`` brought to ``rank`` by trailing dimensions of size 1.
-
-    Missing ones are appended (they meet the grid's sizes there, which must
-    then be 1 at launch); extra trailing ones are squeezed, which requires
-    a symbolic size to be 1 at launch (ntops's nll_loss: ``(N, column_blocks)``
-    with one block of columns, against ``(N,)``).  Upstream's row-major
-    unravelling addresses the same tiles whenever those sizes are 1.
-    """
-    if arranged.ndim < rank:
-        for _ in range(rank - arranged.ndim):
-            arranged = arranged.unsqueeze(arranged.ndim)
-        return arranged
-    extra = tuple(range(rank, arranged.ndim))
-    sizes = [arranged.shape[dim] for dim in extra]
-    if all(isinstance(size, Symbol) or _is_one(size) for size in sizes):
-        return arranged.squeeze(extra)
-    return arranged
 
 
 def _is_one(size: SymbolLike) -> bool:

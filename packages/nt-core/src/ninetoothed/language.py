@@ -3,7 +3,10 @@
 Every name here stands for the Triton operation of the same name
 (``ntl.zeros`` → ``triton.language.zeros``, ``ntl.float16`` →
 ``triton.language.float16``); ``ntl.libdevice.<name>`` stands for Triton's
-libdevice (``triton.language.extra.libdevice``).  Names not listed below are
+libdevice (``triton.language.extra.libdevice``).  One exception, as newer
+upstream: ``ntl.exp`` and ``ntl.exp2`` compute float16 and bfloat16 operands
+in float32, and their results are float32 (Triton's take float32 and float64
+only).  Names not listed below are
 reachable too: any attribute of this module refers to the Triton name it
 spells.  The core never imports Triton: these are references the code
 generator resolves when it writes the kernel, so calling them outside a

@@ -455,11 +455,25 @@ def _is_power_of_two(node: ast.expr, free: Mapping[str, Symbol]) -> bool:
     if isinstance(node, ast.Name):
         symbol = free.get(node.id)
         # Meta symbols are tuned over powers of two only (pinned values are
-        # checked to be powers of two), so tiles of their size need no padding.
-        return bool(symbol is not None and (symbol.power_of_two or symbol.meta))
+        # checked to be powers of two), so tiles of their size need no padding;
+        # except one declared power_of_two=False, which takes every integer.
+        return bool(
+            symbol is not None
+            and (symbol.power_of_two or (symbol.meta and takes_powers_of_two(symbol)))
+        )
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _is_power_of_two(node.left, free) and _is_power_of_two(node.right, free)
     return False
+
+
+def takes_powers_of_two(symbol: Symbol) -> bool:
+    """Whether a meta symbol takes powers of two only (tuned, or pinned at a call).
+
+    As upstream, a meta symbol's ``power_of_two`` defaults to true; with
+    ``power_of_two=False`` it takes every integer between its bounds (tiles of
+    such a size are padded to the next power of two and masked).
+    """
+    return symbol.power_of_two is not False
 
 
 def next_power_of_two(value: int) -> int:

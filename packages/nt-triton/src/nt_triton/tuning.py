@@ -1,6 +1,9 @@
 """The auto-tuning space: configurations from the meta symbols' bounds.
 
-Each meta symbol takes the powers of two between its bounds.  Every tile a
+Each meta symbol takes the powers of two between its bounds, or, declared
+``power_of_two=False`` (as upstream), every integer between them (tiles of
+such sizes are padded and masked; long ranges are thinned evenly when the
+combinations exceed :data:`MAX_COMBINATIONS`).  Every tile a
 program holds is sized with the meta values and, for the other symbols, at
 their ``upper_bound`` (padded-size placeholders resolved to the power of two
 of what they pad); a program also holds intermediates, counted as the
@@ -38,6 +41,7 @@ from ninetoothed.symbol import (
     evaluate,
     is_power_of_two,
     next_power_of_two,
+    takes_powers_of_two,
 )
 from nt_triton import knobs
 from nt_triton.abi import KernelSignature
@@ -51,6 +55,9 @@ DEFAULT_LOWER_BOUND = 16
 DEFAULT_UPPER_BOUND = 1024
 MAX_TILE_ELEMENTS = 1 << 15
 """Elements of one tile: a 128 x 256 float32 accumulator."""
+
+MAX_COMBINATIONS = 1 << 12
+"""Combinations of meta values sized at ``make`` (see :func:`_thinned`)."""
 
 MAX_PROGRAM_ELEMENTS = 1 << 17
 """Elements of all tiles of one program together."""
@@ -96,9 +103,14 @@ class Configuration:
 
 
 def symbol_values(symbol: Symbol) -> list[int]:
-    """The values auto-tuning tries for ``symbol``: powers of two within its bounds."""
+    """The values auto-tuning tries for ``symbol``: powers of two within its bounds, or
+    every integer within them for a symbol declared ``power_of_two=False`` (as upstream)."""
     lower = symbol.lower_bound if symbol.lower_bound is not None else DEFAULT_LOWER_BOUND
     upper = symbol.upper_bound if symbol.upper_bound is not None else DEFAULT_UPPER_BOUND
+    if not takes_powers_of_two(symbol):
+        if upper < max(1, lower):
+            raise CodegenError(f"meta symbol {symbol} has no positive integer up to {upper}")
+        return list(range(max(1, lower), upper + 1))
     values = []
     value = next_power_of_two(max(1, lower))
     while value <= upper:
@@ -362,7 +374,12 @@ def _candidates(spec: KernelSpec, names: list[str], sizing: Sizing) -> list[dict
     """Every combination of meta values within the tile limits."""
     meta = spec.meta_symbols
     candidates = []
-    for combination in itertools.product(*(symbol_values(meta[name]) for name in names)):
+    lists = _thinned(
+        [symbol_values(meta[name]) for name in names],
+        [not takes_powers_of_two(meta[name]) for name in names],
+        MAX_COMBINATIONS,
+    )
+    for combination in itertools.product(*lists):
         values = dict(zip(names, combination))
         tiles = sizing.tiles(values)
         sizes = tiles.loaded
@@ -376,6 +393,23 @@ def _candidates(spec: KernelSpec, names: list[str], sizing: Sizing) -> list[dict
             "lower the symbols' upper bounds"
         )
     return candidates
+
+
+def _thinned(lists: list[list[int]], thinnable: list[bool], limit: int) -> list[list[int]]:
+    """The values of each symbol, the longest ``thinnable`` lists (every integer between
+    the bounds, of symbols declared ``power_of_two=False``) evenly thinned, ends kept,
+    until the combinations number at most ``limit`` (or none has more than two values):
+    the space is cut to ``max_num_configs`` anyway, and sizing a million combinations
+    would take ``make`` most of a minute.  Powers of two are never thinned."""
+    lists = [list(values) for values in lists]
+    while math.prod(len(values) for values in lists) > limit:
+        longest = max((v for v, t in zip(lists, thinnable) if t), key=len, default=[])
+        if len(longest) <= 2:
+            break
+        kept = max(2, len(longest) // 2)
+        step = (len(longest) - 1) / (kept - 1)
+        longest[:] = sorted({longest[round(i * step)] for i in range(kept)})
+    return lists
 
 
 def _warps(largest_tile: int) -> list[int]:
@@ -399,11 +433,17 @@ def _pinned(
             f"{spec.name}: a pinned configuration must give exactly the meta symbols "
             f"{sorted(spec.meta_symbols)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
         )
-    odd = {k: v for k, v in values.items() if not is_power_of_two(v)}
+    meta = spec.meta_symbols
+    odd = {
+        k: v
+        for k, v in values.items()
+        if not (is_power_of_two(v) or (not takes_powers_of_two(meta[k]) and _positive_int(v)))
+    }
     if odd:
         raise CodegenError(
-            f"{spec.name}: meta symbols take powers of two (tiles are powers of two); the pinned "
-            f"configuration gives {odd}"
+            f"{spec.name}: meta symbols take powers of two (tiles are powers of two; a symbol "
+            f"declared power_of_two=False takes any positive int); the pinned configuration "
+            f"gives {odd}"
         )
     num_warps, num_stages = launch_options(spec.options)
     return Configuration(
@@ -413,6 +453,10 @@ def _pinned(
         derived_meta_values(signature, values),
         entry.get("maxnreg", maxnreg_values(spec.options)[0]),
     )
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _spread(configs: list[Configuration], limit: int) -> list[Configuration]:

@@ -26,7 +26,7 @@ from nt_triton.codegen import descriptions, inline, memory, naming, source
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape
 from nt_triton.codegen.memory import PointersAndMask
-from nt_triton.codegen.references import fold_builtin_call, reference
+from nt_triton.codegen.references import fold_builtin_call, reference, refusal
 from nt_triton.codegen.syntax import assign, call, constant_int
 from nt_triton.codegen.views import ElementType, SourceView, TypeView, View
 
@@ -260,7 +260,17 @@ class ApplicationRewriter(ast.NodeTransformer):
         resolved = inline.resolve(node, self.local)
         if resolved is inline.UNRESOLVED:
             return None
-        return reference(self.context, resolved)
+        code = reference(self.context, resolved)
+        why = refusal(self.context, resolved) if code is None else None
+        if why is not None:
+            raise CodegenError(
+                f"{self.spec.name}: the application uses the global {ast.unparse(node)!r}, "
+                f"{why}; a kernel may use module-level numbers, bools, strings, None and tuples of "
+                "them, dtypes, tl.constexpr values, ninetoothed.language and triton names, "
+                "plain helper functions (inlined) and triton.jit functions; pass other "
+                "values as parameters (a Tensor, or Tensor(0, constexpr=True) for a constant)"
+            )
+        return code
 
     # -- visitors: expressions ---------------------------------------------
     def visit_Name(self, node: ast.Name) -> ast.expr:

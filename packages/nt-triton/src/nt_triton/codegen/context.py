@@ -67,6 +67,8 @@ class Context:
         self.uses_libdevice = False
         self.uses_add = False
         """Whether the application adds two values (see :data:`naming.ADD`)."""
+        self.promoted_math: set[str] = set()
+        """Names of :data:`naming.PROMOTED_MATH` the application calls."""
         self.tiles: list[tuple[SymbolLike, ...]] = []
         self.loads: list[tuple[tuple[SymbolLike, ...], int | None, int]] = []
         """Each load of a tile: its shape, the outermost loop it is in (its number, None

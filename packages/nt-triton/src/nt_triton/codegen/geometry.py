@@ -1,10 +1,11 @@
 """Tile geometry: the power-of-two extent of each tile dimension, and its aranges.
 
 Triton's tiles have power-of-two sizes.  A tile dimension whose size is a
-known power of two (a literal, or a meta symbol: tuning tries powers of two
-only) is loaded at that size; any other size is padded to the next power of
-two (a literal at once; a symbol, constexpr or known only at run time,
-through a constexpr parameter the host computes per call,
+known power of two (a literal, or a meta symbol not declared
+``power_of_two=False``: tuning tries powers of two only) is loaded at that
+size; any other size is padded to the next power of two (a literal at once;
+a symbol, constexpr or known only at run time, through a constexpr parameter
+the host computes per call,
 :class:`~nt_triton.codegen.context.PaddedSize`) and the padding is masked.
 """
 

@@ -35,7 +35,9 @@ _Compound = TypeVar("_Compound", ast.For, ast.While, ast.If)
 
 
 def parse_function(function: Callable[..., Any]) -> ast.FunctionDef:
-    """The function's definition, without decorators or annotations."""
+    """The function's definition, without decorators or annotations (a decorated
+    function's: the one it wraps, with that function's names)."""
+    function = inspect.unwrap(function)
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError) as error:
@@ -46,7 +48,10 @@ def parse_function(function: Callable[..., Any]) -> ast.FunctionDef:
     module = ast.parse(source)
     definitions = [node for node in module.body if isinstance(node, ast.FunctionDef)]
     if not definitions:
-        raise CodegenError(f"{function.__name__} is not a plain function definition (a lambda?)")
+        raise CodegenError(
+            f"{function.__name__} is not a plain function definition (a lambda?): "
+            f"{source.strip()!r}; kernels inline functions defined with def"
+        )
     definition = definitions[0]
     definition.decorator_list = []
     definition.returns = None
@@ -99,9 +104,25 @@ def resolve(node: ast.expr, local: set[str]) -> Any:
     return UNRESOLVED
 
 
-def is_inlinable(value: Any) -> bool:
-    """Plain Python functions are inlined; Triton-jitted ones and builtins are not."""
-    return isinstance(value, types.FunctionType) and not hasattr(value, "__triton_builtin__")
+def inlinable(value: Any) -> types.FunctionType | None:
+    """The plain Python function a call of ``value`` inlines, or None (Triton-jitted
+    functions and builtins are called as they are).
+
+    A decorated helper (``functools.wraps``, ``functools.cache``) inlines the
+    function it wraps, its body read where it was written, as upstream inlines
+    the helper's own source: the decorator itself does not run in a kernel.
+    """
+    if hasattr(value, "__triton_builtin__") or _is_triton(value):
+        return None  # Triton's own (its builtins are wrapped too)
+    function = inspect.unwrap(value) if hasattr(value, "__wrapped__") else value
+    if isinstance(function, types.FunctionType) and not hasattr(function, "__triton_builtin__"):
+        return function
+    return None
+
+
+def _is_triton(value: Any) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return module == "triton" or module.startswith("triton.")
 
 
 class Inliner(ast.NodeTransformer):
@@ -155,8 +176,9 @@ class Inliner(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
-        callee = resolve(node.func, self.local)
-        if callee is UNRESOLVED or not is_inlinable(callee):
+        resolved = resolve(node.func, self.local)
+        callee = None if resolved is UNRESOLVED else inlinable(resolved)
+        if callee is None:
             return node
         if self.depth > 32:
             raise CodegenError(f"helper {callee.__name__} calls itself too deeply to be inlined")

@@ -232,6 +232,8 @@ def _module_text(
         header.append(f"# {name}: a triton.jit helper the application calls (provided at load)")
     if context.uses_add:
         header += ["", ""] + _ADD.splitlines()
+    for name in sorted(context.promoted_math):
+        header += ["", ""] + _promoted_math(name).splitlines()
     header += ["", "", "@triton.jit", f"def {kernel_name}({arguments}):"]
     lines = header + [f"    {line}" for line in prologue] + [body_source]
     return "\n".join(lines) + "\n"
@@ -257,6 +259,18 @@ def {naming.ADD}(a, b):
         result = a + b
     return result"""
 """The helper :data:`naming.ADD` names, in modules whose application adds."""
+
+
+def _promoted_math(name: str) -> str:
+    """The helper :func:`naming.promoted_math` names: Triton's ``tl.<name>`` of the
+    operand, float16 and bfloat16 converted to float32 first (the result stays
+    float32, as newer upstream's); other types go to Triton as they are."""
+    return f"""@triton.jit
+def {naming.promoted_math(name)}(x):
+    x = {_TO_TENSOR}(x)
+    if x.dtype == tl.float16 or x.dtype == tl.bfloat16:
+        x = x.to(tl.float32)
+    return tl.{name}(x)"""
 
 
 def _is_one(size: SymbolLike) -> bool:

@@ -138,6 +138,16 @@ ADD = f"{PREFIX}add"
 """The generated module's ``+`` of two values: the logical or of two bools, like the
 frameworks (Triton adds bools modulo 2, an exclusive or)."""
 
+PROMOTED_MATH = ("exp", "exp2")
+"""``ninetoothed.language`` functions that compute float16 and bfloat16 operands in
+float32 (as newer upstream does; Triton's take float32 and float64 only)."""
+
+
+def promoted_math(name: str) -> str:
+    """The generated module's ``ntl.<name>`` for a name of :data:`PROMOTED_MATH`."""
+    return f"{PREFIX}{name}"
+
+
 # ------------------------------------------------------------------ host code
 
 HOST_FUNCTION = f"{PREFIX}host"

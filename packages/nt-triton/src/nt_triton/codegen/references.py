@@ -10,10 +10,13 @@ injected helper), or ``None`` to keep the application's own spelling.
 from __future__ import annotations
 
 import ast
+import numbers
+import types
 from typing import Any
 
 from ninetoothed.dtype import DataType, triton_name
 from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
+from ninetoothed.symbol import Symbol
 from nt_triton.codegen import inline, naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.syntax import dotted
@@ -28,11 +31,20 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         return _language(context, value.path)
     if isinstance(value, DataType):
         return dotted(f"tl.{triton_name(value.name)}")
+    if isinstance(value, Symbol):
+        return _symbol(context, value)
     module = getattr(value, "__name__", None)
     if type(value).__name__ == "module" and isinstance(module, str):
         return _module(context, module)
-    if isinstance(value, (bool, int, float)):
-        return ast.Constant(value)
+    if _is_triton_constexpr(value):
+        value = value.value  # a module-level tl.constexpr(4): its value
+    literal = _literal(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, tuple):  # of symbols, dtypes …: (BLOCK_SIZE, 16)
+        items = [reference(context, item) for item in value]
+        if all(item is not None for item in items):
+            return ast.Tuple([item for item in items if item is not None], ast.Load())
     if _is_jit_function(value):
         name = naming.helper(getattr(value, "__name__", "fn"))
         context.injected[name] = value
@@ -41,9 +53,91 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         return None
     if callable(value) and getattr(value, "__module__", "").startswith("triton"):
         qualified = f"{value.__module__}.{getattr(value, '__name__', '')}"
+        if value.__module__.startswith(TRITON_LANGUAGE + ".extra") and (
+            value.__module__.endswith(".libdevice")
+        ):
+            # A function of an imported libdevice (the interpreter's stands in for it).
+            return _language(context, f"{LIBDEVICE}.{value.__name__}")
+        if _public_language_name(value):
+            # tl.cast is triton.language.core.cast: named as tl.cast, which Triton's
+            # interpreter patches (tl.core.cast it does not).
+            return dotted(f"tl.{value.__name__}")
         if qualified.startswith(TRITON_LANGUAGE):
             return dotted("tl" + qualified[len(TRITON_LANGUAGE) :])
     return None
+
+
+def refusal(context: Context, value: Any) -> str | None:
+    """Why a Python object the application names cannot be part of a kernel (None
+    when it may be: what :func:`reference` writes as code, or a name the generated
+    module or Triton knows, such as a function, module or class)."""
+    if isinstance(value, Symbol):
+        known = ", ".join(sorted(_kernel_symbols(context))) or "none"
+        return (
+            f"the symbol {value}, which is not among the kernel's symbols ({known}): a "
+            "symbol reaches a kernel through its arrangement"
+        )
+    if isinstance(value, (list, dict, set, frozenset, bytes, bytearray, tuple)):
+        kind = type(value).__name__
+        return f"a {kind} ({_short(value)}), which Triton kernels cannot hold"
+    if callable(value) or isinstance(value, (types.ModuleType, type)):
+        return None
+    if _library_object(value):
+        return None  # Triton's dtypes and the like: the generated module names them
+    return f"a {type(value).__name__} ({_short(value)}), which Triton kernels cannot hold"
+
+
+def _symbol(context: Context, symbol: Symbol) -> ast.expr | None:
+    """A symbol (``BLOCK_SIZE`` of the module) as code: the kernel's parameters of
+    that name (None when the kernel does not take them all, see :func:`refusal`)."""
+    if symbol.names() - _kernel_symbols(context):
+        return None
+    return dotted(ast.unparse(symbol.node))
+
+
+def _kernel_symbols(context: Context) -> set[str]:
+    spec = context.spec
+    return {*spec.meta_symbols, *spec.constexpr_symbols, *spec.runtime_symbols}
+
+
+def _literal(value: Any) -> ast.expr | None:
+    """A number, bool, string, None or tuple of them, as a literal (None otherwise)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ast.Constant(value)
+    if isinstance(value, numbers.Integral):
+        return ast.Constant(int(value))  # numpy integers
+    if isinstance(value, numbers.Real):
+        return ast.Constant(float(value))
+    if isinstance(value, tuple):
+        items = [_literal(item) for item in value]
+        if all(item is not None for item in items):
+            return ast.Tuple([item for item in items if item is not None], ast.Load())
+    return None
+
+
+def _public_language_name(value: Any) -> bool:
+    """Whether ``value`` is ``triton.language``'s own name for it (``tl.cast``)."""
+    import triton.language as tl  # the code generator runs beside Triton
+
+    name = getattr(value, "__name__", None)
+    return isinstance(name, str) and getattr(tl, name, None) is value
+
+
+def _library_object(value: Any) -> bool:
+    module = type(value).__module__ or ""
+    return any(module == name or module.startswith(name + ".") for name in _LIBRARIES)
+
+
+_LIBRARIES = ("triton", "ninetoothed", "nt_triton", "nt_torch", "nt_paddle", "nt_jax")
+
+
+def _is_triton_constexpr(value: Any) -> bool:
+    return type(value).__name__ == "constexpr" and type(value).__module__.startswith("triton")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
@@ -61,11 +155,16 @@ def fold_builtin_call(node: ast.Call, local: set[str]) -> ast.expr | None:
 
 
 def _language(context: Context, path: str) -> ast.expr | None:
-    """``ntl.…`` → ``tl.…``; ``ntl.libdevice.…`` → ``libdevice.…``."""
+    """``ntl.…`` → ``tl.…``; ``ntl.libdevice.…`` → ``libdevice.…``; ``ntl.exp`` and
+    ``ntl.exp2`` → the module's helpers that compute 16-bit floats in float32."""
     if path == LIBDEVICE or path.startswith(LIBDEVICE + "."):
         context.uses_libdevice = True
         return dotted(naming.LIBDEVICE + path[len(LIBDEVICE) :])
     if path.startswith(TRITON_LANGUAGE):
+        name = path[len(TRITON_LANGUAGE) + 1 :]
+        if name in naming.PROMOTED_MATH:
+            context.promoted_math.add(name)
+            return dotted(naming.promoted_math(name))
         return dotted("tl" + path[len(TRITON_LANGUAGE) :])
     return None
 
