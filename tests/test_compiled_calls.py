@@ -123,6 +123,33 @@ def test_ops_and_a_user_kernel_compile_into_one_graph(poisoned: None) -> None:
     _assert_one_graph(mixed, x, y, residual, weight)
 
 
+class _Unrelated:
+    """A plugin with no hooks: registering and unregistering it changes the registry."""
+
+
+def _doubled(x: Any, y: Any) -> None:
+    y = x * 2  # noqa: F841
+
+
+def test_a_first_call_traced_after_the_registry_changed(poisoned: None) -> None:
+    """Registering a plugin forgets which adapter takes which type; the created
+    adapters' types must come back, or a kernel's first call traced by Dynamo asks
+    the pluggy hook, which it cannot trace (seen on the GPU: a fullgraph error)."""
+    ninetoothed.plugins.register(_Unrelated(), name="unrelated")
+    ninetoothed.plugins.unregister("unrelated")
+    # torch 2.13's Dynamo traces pluggy, torch 2.11's does not: check the lookup too.
+    remembered = ninetoothed.plugins._adapter_by_type.get(torch.Tensor)
+    assert remembered is not None and remembered.name == "torch"
+    kernel = ninetoothed.make(
+        lambda x, y: (x.tile((16,)), y.tile((16,))), _doubled, (Tensor(1), Tensor(1))
+    )
+    x = torch.randn(40, device=DEVICE)
+    y = torch.full_like(x, float("nan"))
+    compiled = _compiled(lambda x, y: kernel(x, y))
+    compiled(x, y)
+    torch.testing.assert_close(y, x * 2)
+
+
 @pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors
 def test_compiled_calls_launch_from_cached_plans(counted: dict[str, int]) -> None:
     x, weight, b = (t.half() for t in _inputs(64, 256))

@@ -135,6 +135,25 @@ def _chain(first: Callable[[], None], second: Callable[[], None]) -> Callable[[]
     return both
 
 
+def _forget_types(manager: pluggy.PluginManager) -> None:
+    """Forget which adapter takes which type (the registry changed), then remember the
+    created lazy adapters' tensor types again, latest-registered first, as far as no
+    other kind of adapter plugin was registered after them.
+
+    Without this a first kernel call traced by ``torch.compile`` after any
+    registration would ask the pluggy hook, which Dynamo cannot trace.  A
+    hand-registered adapter (no ``remember``) may claim any type, so the lazy
+    adapters registered before it are left to the hook, which asks it first.
+    """
+    _adapter_by_type.clear()
+    hooks = manager.hook.ninetoothed_framework_adapter.get_hookimpls()
+    for hook in reversed(hooks):  # pluggy calls the latest-registered first
+        remember = getattr(hook.function, "remember", None)
+        if remember is None:
+            break
+        remember()
+
+
 def register(plugin: object, name: str | None = None) -> str:
     """Register ``plugin`` (a module or object with hook implementations).
 
@@ -144,7 +163,7 @@ def register(plugin: object, name: str | None = None) -> str:
     """
     manager = plugin_manager()
     registered = manager.register(plugin, name=name)
-    _adapter_by_type.clear()
+    _forget_types(manager)
     _collect_guards(manager)
     if registered is None:  # pluggy returns None only for blocked names
         raise ValueError(f"the plugin name {name!r} is blocked")
@@ -158,7 +177,7 @@ def unregister(plugin: object) -> None:
         manager.unregister(name=plugin)
     else:
         manager.unregister(plugin)
-    _adapter_by_type.clear()
+    _forget_types(manager)
     _collect_guards(manager)
 
 
@@ -254,6 +273,9 @@ class LazyAdapterHook(Protocol):
     def load_now(self) -> None:
         """Create the adapter and remember it for its tensor types."""
 
+    def remember(self) -> None:
+        """Remember the adapter for its tensor types again, if it was created."""
+
 
 def lazy_adapter_hook(
     modules: Iterable[str], adapter: str | Callable[[], FrameworkAdapter]
@@ -288,7 +310,15 @@ def lazy_adapter_hook(
         for cls in getattr(loaded[0], "tensor_types", ()):
             _adapter_by_type[cls] = loaded[0]
 
+    def remember() -> None:
+        """After the registry changed (which forgets every type): the adapter's tensor
+        types again, if it was created, so that traced first calls stay hook-free."""
+        if loaded:
+            for cls in getattr(loaded[0], "tensor_types", ()):
+                _adapter_by_type.setdefault(cls, loaded[0])  # a later plugin's stays
+
     ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
+    ninetoothed_framework_adapter.remember = remember  # type: ignore[attr-defined]
     return cast(LazyAdapterHook, ninetoothed_framework_adapter)
 
 
