@@ -32,6 +32,22 @@ def test_the_innermost_compilation_error_is_shown() -> None:
     assert "pair = [x_tile_2" in message and "ninetoothed_kernel(" not in message
 
 
+class Marker(Exception):
+    """Stands in for JAX's stack-trace marker, which replaces an error's cause."""
+
+
+def test_the_kernel_error_is_found_behind_a_replaced_cause() -> None:
+    try:
+        try:
+            raise CompilationError("at 16:11:\n    pair = [x_tile_2]\n    ^\nNo")
+        except CompilationError as inner:
+            raise CompilationError("at 2:4:\n    ninetoothed_kernel(x_pointer)\n    ^") from inner
+    except CompilationError as outer:
+        outer.__cause__ = Marker("the JAX operation's stack")
+        message = str(failures.compile_failure("copy", application, outer))
+    assert "pair = [x_tile_2]" in message and "ninetoothed_kernel(" not in message
+
+
 def test_a_long_compiler_message_keeps_its_end() -> None:
     text = "\n".join(f"line {i}" for i in range(40))
     assert failures.compiler_excerpt(text).splitlines() == [f"line {i}" for i in range(26, 40)]

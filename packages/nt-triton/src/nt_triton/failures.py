@@ -46,13 +46,32 @@ def compile_failure(name: str, application: Any, error: BaseException | str) -> 
     of the kernel, caused by the kernel's own failure: the innermost
     compilation error is the one that points into the application.
     """
-    while isinstance(error, BaseException) and type(error.__cause__) is type(error):
-        error = error.__cause__
+    if isinstance(error, BaseException):
+        error = _innermost(error)
     return LaunchError(
         f"{name}: the kernel does not compile for the GPU (the application is "
         f"{application_location(application)}). Triton's compiler, at the generated line "
         f"marked ^:\n{compiler_excerpt(error)}"
     )
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The deepest error of ``error``'s own type among its causes and contexts.
+
+    Both links are followed: JAX replaces a lowering error's ``__cause__`` with
+    its own stack-trace marker, and the kernel's error then stays reachable as
+    the ``__context__`` (``raise ... from e`` inside ``except e`` sets both).
+    """
+    found, seen, pending = error, set(), [error]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if type(current) is type(error):
+            found = current
+        pending += [link for link in (current.__context__, current.__cause__) if link is not None]
+    return found
 
 
 def canonical(name: str) -> str:
