@@ -355,6 +355,13 @@ class Tensor:
         """Repeat singleton dimensions to ``sizes`` (``-1`` keeps a dimension)."""
         operation = "expand"
         sizes = as_sequence(sizes, operation, "sizes")
+        if len(sizes) > self.ndim:
+            # Upstream zips the sizes with the dimensions, so extra ones are
+            # ignored: layer norms write ``w.tile((H,)).expand((M, -1))`` for
+            # "the one tile of w, for each of M rows".  The same truncation is
+            # safe here because every expanded dimension must still be 1 at
+            # run time (below), and the level's tiles are paired with the grid.
+            sizes = sizes[: self.ndim]
         self._check_length(sizes, operation, "sizes")
         dims: list[Dim] = []
         bindings = dict(self._bindings)
