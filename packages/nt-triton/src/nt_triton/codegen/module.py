@@ -12,8 +12,10 @@ the launch-time checks, and the module text.  The result is one immutable
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Sequence
 
-from ninetoothed.ir import KernelSpec
+from ninetoothed.ir import KernelSpec, Parameter
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
 from nt_triton.codegen import inline, naming, ordering, persistence
@@ -201,10 +203,20 @@ def _launch_checks(
     for parameter in context.spec.tensor_parameters:
         for requirement in parameter.arranged.all_requirements().values():
             size = context.expression(requirement.size)
-            requirements.append(
-                SizeRequirement(size, requirement.message, requirement.allowed, parameter.name)
-            )
+            message = _with_parameter_names(requirement.message, context.spec.tensor_parameters)
+            requirements.append(SizeRequirement(size, message, requirement.allowed, parameter.name))
     return tuple(shapes), tuple(requirements)
+
+
+def _with_parameter_names(message: str, parameters: Sequence[Parameter]) -> str:
+    """``message`` with generated tensor names (``ninetoothed_tensor_7``) replaced by
+    the parameters' names: requirements are worded while the arrangement runs, on
+    tensors that ``Tensor(1)`` left unnamed (``expand on ninetoothed_tensor_1``)."""
+    for parameter in parameters:
+        generated = parameter.source.name
+        if generated.startswith("ninetoothed_tensor_") and generated != parameter.name:
+            message = re.sub(rf"\b{re.escape(generated)}(?=\b|_size)", parameter.name, message)
+    return message
 
 
 def _module_text(
