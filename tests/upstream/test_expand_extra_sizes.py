@@ -16,11 +16,15 @@ import functools
 import numpy as np
 import pytest
 import torch
+from support.base import ON_GPU
 from support.library import assert_close, f64, random
 
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Tensor
+from ninetoothed.hookspecs import TensorInfo
+
+DEVICE = "cuda" if ON_GPU else "cpu"
 
 WIDTHS = [7, 13, 16]
 
@@ -81,8 +85,30 @@ def test_a_per_channel_scale_in_one_tile(framework, channels):
 
 def test_a_scale_over_several_tiles_is_refused():
     # Upstream would give every program scale's first tile.
-    x, scale = torch.randn(7, 40), torch.randn(40)
+    x, scale = torch.randn(7, 40, device=DEVICE), torch.randn(40, device=DEVICE)
     out = torch.full_like(x, float("nan"))
     refusal = r"expand on scale: dimension 0 must have size 1 \(or 0\) to be expanded to x_size_0"
     with pytest.raises(ValueError, match=refusal):
         SCALE(x, scale, out, BLOCK_N=16)
+
+
+def test_only_blocks_that_hold_the_scale_are_tuned_over():
+    """Whether the scale's tiles are one depends on the block size: the configurations
+    whose grid fails the check are left out (JAX's autotune list, its first grid), and
+    the first failure is raised when no configuration holds it."""
+    kernel = SCALE.generated
+    infos = [
+        TensorInfo((7, 200), (200, 1), "float32", "cpu", 0),
+        TensorInfo((200,), (1,), "float32", "cpu", 0),
+        TensorInfo((7, 200), (200, 1), "float32", "cpu", 0),
+    ]
+    plan = kernel.prepare(infos, [0, 0, 0], {})
+    viable = kernel.viable_configurations(plan)
+    assert viable and all(c.values["BLOCK_N"] >= 200 for c in viable)
+    assert len(viable) < len(kernel.configurations)
+    grid, meta = kernel.concrete_grid(plan)
+    assert meta["BLOCK_N"] >= 200 and grid == (7,)
+    wide = [TensorInfo((7, 1 << 20), ((1 << 20), 1), "float32", "cpu", 0)] * 3
+    wide[1] = TensorInfo((1 << 20,), (1,), "float32", "cpu", 0)
+    with pytest.raises(ValueError, match="expand on scale: dimension 0 must have size 1"):
+        kernel.viable_configurations(kernel.prepare(wide, [0, 0, 0], {}))

@@ -141,7 +141,8 @@ def plan_triton_call(
         plan.grid = resolved
         plan.num_warps, plan.num_stages = kernel.launch_options
     elif kernel.spec.meta_symbols:
-        plan.kernel = _autotuned(kernel, function, layout.scalar_names, autotune, config)
+        viable = kernel.viable_configurations(prepared)
+        plan.kernel = _autotuned(kernel, function, layout.scalar_names, autotune, config, viable)
     else:
         first = kernel.configurations[0]
         plan.num_warps, plan.num_stages = first.num_warps, first.num_stages
@@ -154,8 +155,10 @@ def _autotuned(
     key: list[str],
     autotune: Callable[..., Any] | None,
     config: Callable[..., Any] | None,
+    viable: Sequence[Any] | None = None,
 ) -> Any:
-    """The trampoline wrapped in ``triton.autotune`` over the kernel's configurations.
+    """The trampoline wrapped in ``triton.autotune`` over the kernel's configurations
+    (``viable``: those whose grid passes this call's launch checks; all by default).
 
     Tuned by jax-triton when the compiled program first runs; the grid stays
     a function of each configuration's meta values.  The key names every
@@ -163,7 +166,10 @@ def _autotuned(
     otherwise; each compiled program is tuned once either way.
     """
     fake = autotune is not None or config is not None
-    cached = None if fake else _AUTOTUNED.setdefault(kernel, {}).get((id(function), tuple(key)))
+    configurations = tuple(kernel.configurations if viable is None else viable)
+    # Which configurations are viable depends on the call's sizes: one object per set.
+    cache_key = (id(function), tuple(key), tuple(map(id, configurations)))
+    cached = None if fake else _AUTOTUNED.setdefault(kernel, {}).get(cache_key)
     if cached is not None:
         return cached
     if autotune is None or config is None:
@@ -174,7 +180,7 @@ def _autotuned(
     # jax-triton compiles without register caps (maxnreg): configurations that differ
     # only in their cap are one configuration here.
     distinct: dict[Any, Any] = {}
-    for c in kernel.configurations:
+    for c in configurations:
         distinct.setdefault((tuple(sorted(c.kwargs().items())), c.num_warps, c.num_stages), c)
     triton_configs = [
         config(c.kwargs(), num_warps=c.num_warps, num_stages=c.num_stages)
@@ -183,7 +189,7 @@ def _autotuned(
     tuned = autotune(configs=triton_configs, key=key)(function)
     if not fake:
         # One autotune object per kernel and trampoline, not one per call.
-        _AUTOTUNED[kernel][(id(function), tuple(key))] = tuned
+        _AUTOTUNED[kernel][cache_key] = tuned
     return tuned
 
 

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import PreparedLaunch
 from ninetoothed.ir import KernelSpec
 from nt_triton import cache, failures, knobs, tuning
@@ -144,18 +145,42 @@ class TritonKernel:
         self._launch(plan)
 
     def concrete_grid(self, plan: PreparedLaunch) -> tuple[tuple[int, ...], dict[str, int]]:
-        """The plan's grid and meta values: pinned ones, or the first configuration's.
+        """The plan's grid and meta values: pinned ones, or the first viable configuration's.
 
-        Auto-tuned kernels' grids are functions of the meta values; the shapes
-        agree for one configuration exactly when they agree for all, and so
-        does the grid's emptiness.  Evaluating the grid runs the launch-time
-        shape checks, so callers that launch later (inside a JAX computation)
-        call this to report bad shapes at once.
+        Auto-tuned kernels' grids are functions of the meta values.  Evaluating
+        the grid runs the launch-time shape checks, so callers that launch
+        later (inside a JAX computation) call this to report bad shapes at
+        once.  Most checks hold for every configuration or for none; a size
+        that must be 1 and counts tiles (an ``expand`` of a weight's tiles)
+        holds only for large enough blocks, so the first configuration that
+        passes is taken, and the first failure is raised when none does.
         """
         if not callable(plan.grid):
             return tuple(plan.grid), dict(plan.meta or {})
-        meta = plan.meta if plan.meta is not None else self.configurations[0].kwargs()
+        if plan.meta is not None:
+            return tuple(plan.grid(plan.meta)), dict(plan.meta)
+        viable = self.viable_configurations(plan)
+        meta = viable[0].kwargs()
         return tuple(plan.grid(meta)), dict(meta)
+
+    def viable_configurations(self, plan: PreparedLaunch) -> list[tuning.Configuration]:
+        """The configurations whose grid passes the plan's launch checks (raises the
+        first failure when none does)."""
+        if not callable(plan.grid) or plan.meta is not None:
+            return list(self.configurations)
+        viable: list[tuning.Configuration] = []
+        first_error: LaunchError | None = None
+        for configuration in self.configurations:
+            try:
+                plan.grid(configuration.kwargs())
+            except LaunchError as error:
+                first_error = first_error or error
+                continue
+            viable.append(configuration)
+        if not viable:
+            assert first_error is not None
+            raise first_error
+        return viable
 
     @property
     def launch_options(self) -> tuple[int, int]:
