@@ -153,8 +153,15 @@ def _check(framework, ops, op: str, arrays, wrt=None, **kwargs) -> None:
     assert_close(out, np.float64(expected), "float32", matrix=True)
     for index, got, want in zip(wrt, grads, expected_grads):
         assert got.shape == want.shape, f"gradient {index}: shape {got.shape}, not {want.shape}"
-        # On the GPU float32 products are TF32, and a backward chains several.
-        assert_close(got, np.float64(want), "float16" if ON_GPU else "float32", matrix=True)
+        # On the GPU float32 products are TF32, and a backward chains several: attention's
+        # gradients err by 2-3e-3 typically (H100, 12 draws) and reached 5.1e-3 on one
+        # draw of the causal decoding case, so the GPU allows 1e-2 (a wrong mask or tile
+        # errs by far more); the interpreter computes in float32 and is held to 1e-5.
+        if ON_GPU:
+            error = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+            assert not np.isnan(got).any() and error < 1e-2, f"gradient {index}: {error:.3g}"
+        else:
+            assert_close(got, np.float64(want), "float32", matrix=True)
 
 
 def _random(*shapes: tuple[int, ...]) -> list[np.ndarray]:
