@@ -53,9 +53,10 @@ def test_mismatched_outermost_shapes_of_fixed_blocks_at_launch():
         return unexpanded_matmul(input, other, output, 16, 16, 16)
 
     kernel = ninetoothed.make(arrangement, matmul.application, (Tensor(2), Tensor(2), Tensor(2)))
-    input, other = torch.randn(40, 20), torch.randn(20, 16)
+    device = "cuda" if ON_GPU else "cpu"
+    input, other = torch.randn(40, 20, device=device), torch.randn(20, 16, device=device)
     with pytest.raises(LaunchError, match=r"'input' has outermost shape \(3, 1\)"):
-        kernel(input, other, torch.empty(40, 16))
+        kernel(input, other, torch.empty(40, 16, device=device))
 
 
 def test_arrangement_returning_wrong_count():
