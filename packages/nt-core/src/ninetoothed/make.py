@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
@@ -12,6 +11,7 @@ from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError, MetaOperationError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
+from ninetoothed.names import renamed
 from ninetoothed.options import AHEAD_OF_TIME, check_options
 from ninetoothed.symbol import Symbol, is_block_size
 from ninetoothed.tensor import Tensor
@@ -184,12 +184,12 @@ def _named_by_arrangement(
         parameters = list(inspect.signature(arrangement).parameters)
     except (TypeError, ValueError):
         parameters = []
-    for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor) or not tensor.name.startswith("ninetoothed_tensor_"):
-            continue
-        label = parameters[position] if position < len(parameters) else f"argument {position}"
-        message = re.sub(rf"\b{tensor.name}(?=\b|_size)", label, message)
-    return f"{getattr(arrangement, '__qualname__', 'the arrangement')}: {message}"
+    labels = {
+        tensor.name: parameters[position] if position < len(parameters) else f"argument {position}"
+        for position, tensor in enumerate(tensors)
+        if isinstance(tensor, Tensor)
+    }
+    return f"{getattr(arrangement, '__qualname__', 'the arrangement')}: {renamed(message, labels)}"
 
 
 def named_block_sizes(arrangement: Callable[..., Any], positional: int = 0) -> dict[str, Symbol]:

@@ -55,6 +55,7 @@ from ninetoothed.mapping import (
     is_broadcast,
     unite,
 )
+from ninetoothed.names import GENERATED_PREFIX
 from ninetoothed.reshaping import (
     flatten_range,
     merged_bindings,
@@ -102,7 +103,7 @@ class Tensor:
         ndim = check_rank(ndim, shape)
         if name is not None and not name.isidentifier():
             raise MetaOperationError(f"Tensor: name must be a Python identifier, got {name!r}")
-        self.name: str = name if name is not None else f"ninetoothed_tensor_{next(_tensor_ids)}"
+        self.name: str = name if name is not None else f"{GENERATED_PREFIX}{next(_tensor_ids)}"
         sizes = self._sizes(shape, per_dim_options(shape_options, ndim), ndim)
         given_strides = tuple(strides) if strides is not None else (None,) * ndim
         if len(given_strides) != ndim:

@@ -12,10 +12,9 @@ the launch-time checks, and the module text.  The result is one immutable
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Sequence
 
-from ninetoothed.ir import KernelSpec, Parameter
+from ninetoothed.ir import KernelSpec
+from ninetoothed.names import renamed
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
 from nt_triton.codegen import inline, naming, ordering, persistence
@@ -200,23 +199,14 @@ def _launch_checks(
         shape = tuple(context.expression(size) for size in parameter.arranged.shape)
         if not all(_same(a, b) for a, b in zip(shape, grid)):
             shapes.append(ShapeCheck(parameter.name, shape))
+    # Requirements were worded while the arrangement ran, on tensors Tensor(1) left unnamed.
+    names = {p.source.name: p.name for p in context.spec.tensor_parameters}
     for parameter in context.spec.tensor_parameters:
         for requirement in parameter.arranged.all_requirements().values():
             size = context.expression(requirement.size)
-            message = _with_parameter_names(requirement.message, context.spec.tensor_parameters)
+            message = renamed(requirement.message, names)
             requirements.append(SizeRequirement(size, message, requirement.allowed, parameter.name))
     return tuple(shapes), tuple(requirements)
-
-
-def _with_parameter_names(message: str, parameters: Sequence[Parameter]) -> str:
-    """``message`` with generated tensor names (``ninetoothed_tensor_7``) replaced by
-    the parameters' names: requirements are worded while the arrangement runs, on
-    tensors that ``Tensor(1)`` left unnamed (``expand on ninetoothed_tensor_1``)."""
-    for parameter in parameters:
-        generated = parameter.source.name
-        if generated.startswith("ninetoothed_tensor_") and generated != parameter.name:
-            message = re.sub(rf"\b{re.escape(generated)}(?=\b|_size)", parameter.name, message)
-    return message
 
 
 def _module_text(
