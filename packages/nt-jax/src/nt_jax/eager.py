@@ -73,14 +73,10 @@ class EagerCalls:
             return self._launch(target, arguments, keywords)
 
         jitted = jax.jit(launch, static_argnums=static, static_argnames=tuple(self.keywords))
-        from triton.compiler.errors import CompilationError
-
-        try:
+        spec = getattr(self._target(), "spec", None)
+        name, application = (spec.name, spec.application) if spec else ("kernel", None)
+        with failures.compile_errors_named(name, application):  # jax-triton compiles as XLA lowers
             result = jitted(*args, **kwargs)
-        except CompilationError as error:  # jax-triton compiles while XLA lowers the call
-            spec = getattr(self._target(), "spec", None)
-            name, application = (spec.name, spec.application) if spec else ("kernel", None)
-            raise failures.compile_failure(name, application, error) from error
         self.by_types[tuple(map(type, args))] = jitted
         return result
 

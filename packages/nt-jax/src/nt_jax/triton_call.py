@@ -80,9 +80,8 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     )
     if plan.empty:
         return [roles.initial(output) for output in range(len(roles.outputs))]
-    from triton.compiler.errors import CompilationError
-
-    try:  # compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager)
+    # Compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager).
+    with failures.compile_errors_named(kernel.spec.name, kernel.spec.application):
         results = jax_triton.triton_call(
             *plan.args,
             kernel=plan.kernel,
@@ -94,8 +93,6 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
             input_output_aliases=plan.input_output_aliases,
             **plan.metaparams,
         )
-    except CompilationError as error:
-        raise failures.compile_failure(kernel.spec.name, kernel.spec.application, error) from error
     return list(results)
 
 

@@ -10,15 +10,16 @@ under the interpreter, the line of the generated source that failed.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ninetoothed.errors import LaunchError
 from nt_triton.abi import KernelSignature, ParameterKind
 
-__all__ = ["application_location", "compile_failure", "explained"]
+__all__ = ["application_location", "compile_failure", "compile_errors_named", "explained"]
 
 _TRITON_NAMES = {"fp": "float", "bf": "bfloat", "i": "int", "u": "uint"}
 
@@ -53,6 +54,19 @@ def compile_failure(name: str, application: Any, error: BaseException | str) -> 
         f"{application_location(application)}). Triton's compiler, at the generated line "
         f"marked ^:\n{compiler_excerpt(error)}"
     )
+
+
+@contextlib.contextmanager
+def compile_errors_named(name: str, application: Any) -> Iterator[None]:
+    """Turn Triton's ``CompilationError`` raised inside into :func:`compile_failure`'s
+    error: wherever a launch path compiles (the fast path, jax-triton's call and
+    lowering), a rejected application is the user's to fix, not a launch failure."""
+    from triton.compiler.errors import CompilationError
+
+    try:
+        yield
+    except CompilationError as error:
+        raise compile_failure(name, application, error) from error
 
 
 def _innermost(error: BaseException) -> BaseException:

@@ -41,7 +41,7 @@ def reference(context: Context, value: Any) -> ast.expr | None:
     literal = _literal(value)
     if literal is not None:
         return literal
-    if isinstance(value, tuple):  # of symbols, dtypes …: (BLOCK_SIZE, 16)
+    if isinstance(value, tuple):  # of literals, symbols, dtypes …: (BLOCK_SIZE, 16)
         items = [reference(context, item) for item in value]
         if all(item is not None for item in items):
             return ast.Tuple([item for item in items if item is not None], ast.Load())
@@ -101,17 +101,14 @@ def _kernel_symbols(context: Context) -> set[str]:
 
 
 def _literal(value: Any) -> ast.expr | None:
-    """A number, bool, string, None or tuple of them, as a literal (None otherwise)."""
+    """A number, bool, string or None as a literal (None otherwise; :func:`reference`
+    writes tuples item by item)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return ast.Constant(value)
     if isinstance(value, numbers.Integral):
         return ast.Constant(int(value))  # numpy integers
     if isinstance(value, numbers.Real):
         return ast.Constant(float(value))
-    if isinstance(value, tuple):
-        items = [_literal(item) for item in value]
-        if all(item is not None for item in items):
-            return ast.Tuple([item for item in items if item is not None], ast.Load())
     return None
 
 

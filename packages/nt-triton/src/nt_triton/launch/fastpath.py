@@ -415,16 +415,13 @@ class FastLauncher:
         maxnreg: int | None = None,
     ) -> Any:
         import triton
-        from triton.compiler.errors import CompilationError
 
         target = triton.runtime.driver.active.get_current_target()
-        try:
+        spec = self.kernel.spec
+        with failures.compile_errors_named(spec.name, spec.application):
             binary = compiled.compile_kernel(
                 self.kernel.function, specialisation, target, warps, stages, maxnreg
             )
-        except CompilationError as error:  # the application, not the launch: say where
-            spec = self.kernel.spec
-            raise failures.compile_failure(spec.name, spec.application, error) from error
         return compiled.Loaded(binary, self._per_call.order)
 
     def _switched(self, plan: Plan, *per_call: Any) -> None:
