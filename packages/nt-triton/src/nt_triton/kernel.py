@@ -159,28 +159,34 @@ class TritonKernel:
             return tuple(plan.grid), dict(plan.meta or {})
         if plan.meta is not None:
             return tuple(plan.grid(plan.meta)), dict(plan.meta)
-        viable = self.viable_configurations(plan)
-        meta = viable[0].kwargs()
-        return tuple(plan.grid(meta)), dict(meta)
+        configuration, grid = next(self._passing(plan))  # usually the first: one evaluation
+        return grid, configuration.kwargs()
 
     def viable_configurations(self, plan: PreparedLaunch) -> list[tuning.Configuration]:
         """The configurations whose grid passes the plan's launch checks (raises the
         first failure when none does)."""
         if not callable(plan.grid) or plan.meta is not None:
             return list(self.configurations)
-        viable: list[tuning.Configuration] = []
+        return [configuration for configuration, _ in self._passing(plan)]
+
+    def _passing(
+        self, plan: PreparedLaunch
+    ) -> Iterator[tuple[tuning.Configuration, tuple[int, ...]]]:
+        """Each configuration whose grid passes the plan's launch checks, with that grid,
+        in order; the first failure is raised when none passes."""
         first_error: LaunchError | None = None
+        passed = False
         for configuration in self.configurations:
             try:
-                plan.grid(configuration.kwargs())
+                grid = tuple(plan.grid(configuration.kwargs()))
             except LaunchError as error:
                 first_error = first_error or error
                 continue
-            viable.append(configuration)
-        if not viable:
+            passed = True
+            yield configuration, grid
+        if not passed:
             assert first_error is not None
             raise first_error
-        return viable
 
     @property
     def launch_options(self) -> tuple[int, int]:
