@@ -307,19 +307,25 @@ def lazy_adapter_hook(
         instead of a pluggy hook call it cannot trace."""
         if not loaded:
             loaded.append(load())
-        for cls in getattr(loaded[0], "tensor_types", ()):
-            _adapter_by_type[cls] = loaded[0]
+        _remember_types(loaded[0], replace=True)
 
     def remember() -> None:
         """After the registry changed (which forgets every type): the adapter's tensor
         types again, if it was created, so that traced first calls stay hook-free."""
         if loaded:
-            for cls in getattr(loaded[0], "tensor_types", ()):
-                _adapter_by_type.setdefault(cls, loaded[0])  # a later plugin's stays
+            _remember_types(loaded[0], replace=False)  # a later plugin's entry stays
 
     ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
     ninetoothed_framework_adapter.remember = remember  # type: ignore[attr-defined]
     return cast(LazyAdapterHook, ninetoothed_framework_adapter)
+
+
+def _remember_types(adapter: FrameworkAdapter, *, replace: bool) -> None:
+    """Record ``adapter`` for each of its ``tensor_types`` (keeping an entry already
+    there unless ``replace``)."""
+    for cls in getattr(adapter, "tensor_types", ()):
+        if replace or cls not in _adapter_by_type:
+            _adapter_by_type[cls] = adapter
 
 
 def _loader(target: str) -> Callable[[], FrameworkAdapter]:
