@@ -23,7 +23,7 @@ from ninetoothed.symbol import next_power_of_two
 from nt_triton import tuning
 from nt_triton.abi import KernelSignature, ParameterKind
 from nt_triton.cache import compiled
-from nt_triton.codegen import GeneratedSource
+from nt_triton.codegen import GeneratedSource, persistence
 from nt_triton.codegen import naming as n
 from nt_triton.persistence import program_cap
 
@@ -176,7 +176,7 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
             f"        {n.UNMET}({requirement.message!r}, {requirement.size}, {n.HOST_TENSORS})"
         )
     program_count = " * ".join(names) if names else "1"
-    if spec.options.get("persistent", False):
+    if persistence.requested(spec):
         # Each program loops over the grid (codegen.persistence): one per multiprocessor.
         program_count = f"min({program_count}, {n.PROGRAM_CAP}())"
     lines.append(f"    {n.GRID} = ({program_count},)")

@@ -71,7 +71,7 @@ def _prologue(context: Context, body: list[ast.stmt]) -> tuple[list[str], list[a
         per_program.append(f"    {naming.PROGRAM_ID} = tl.cast({naming.PROGRAM_ID}, tl.int64)")
         per_program += _grid_indices(context, body)
     aranges = list(context.aranges.values())
-    if per_program and persistence.requested(context):
+    if per_program and persistence.requested(context.spec):
         persistence.check_application(context, body)
         count = persistence.program_count(context, grid)
         counting, body = persistence.wrap(count, per_program, body)

@@ -19,14 +19,16 @@ from __future__ import annotations
 import ast
 
 from ninetoothed.errors import CodegenError
+from ninetoothed.ir import KernelSpec
 from ninetoothed.symbol import SymbolLike
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, names_in
 
 
-def requested(context: Context) -> bool:
-    """Whether the kernel's options ask for persistent programs."""
-    return bool(context.spec.options.get("persistent", False))
+def requested(spec: KernelSpec) -> bool:
+    """Whether the kernel's options ask for persistent programs (the code generator
+    and the host's grid both follow this)."""
+    return bool(spec.options.get("persistent", False))
 
 
 def check_application(context: Context, body: list[ast.stmt]) -> None:
