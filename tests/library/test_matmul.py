@@ -9,6 +9,9 @@ from __future__ import annotations
 import pytest
 from support.library import assert_close, conv2d, dtype_params, f64, random
 
+from ninetoothed.library import mm
+from ninetoothed.library.frontend import kernels
+
 
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))
 def test_mm(framework, ops, dtype):
@@ -89,3 +92,44 @@ def test_products_over_more_rows_of_tiles_than_a_group(framework, ops, batch):
     op = ops.bmm if batch else ops.mm
     result = op(framework.from_numpy(a), framework.from_numpy(b))
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)
+
+
+@pytest.fixture
+def persistent_from_small_outputs(monkeypatch):
+    """Large outputs take the persistent variant (mm.uses_persistent); lowered here so
+    small shapes do, and the variant's programs each walk several tiles (3 programs
+    under the interpreter, pinned 16-blocks)."""
+    monkeypatch.setattr(mm, "PERSISTENT_ELEMENTS", 1)
+
+
+def _persistent_kernels(op: str) -> list[bool]:
+    return [bool(k.spec.options.get("persistent")) for k in kernels.made(op)]
+
+
+@pytest.mark.usefixtures("persistent_from_small_outputs")
+@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_persistent_products(framework, ops, dtype, batch):
+    a, b = random((*batch, 70, 35), dtype), random((*batch, 35, 50), dtype)
+    op = ops.bmm if batch else ops.mm
+    result = op(framework.from_numpy(a), framework.from_numpy(b))
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
+    assert True in _persistent_kernels("bmm" if batch else "mm")
+
+
+@pytest.mark.usefixtures("persistent_from_small_outputs")
+@pytest.mark.parametrize("input_shape", [(70, 29), (29,), (70, 1)])
+def test_persistent_addmm(framework, ops, input_shape):
+    input, a = random(input_shape, "float32"), random((70, 23), "float32")
+    b = random((23, 29), "float32")
+    result = ops.addmm(*(framework.from_numpy(t) for t in (input, a, b)), beta=0.5, alpha=2.0)
+    expected = 0.5 * f64(input) + 2.0 * (f64(a) @ f64(b))
+    assert_close(framework.to_numpy(result), expected, "float32", matrix=True)
+    assert True in _persistent_kernels("addmm")
+
+
+def test_thin_outputs_have_no_persistent_variant():
+    assert not mm.uses_persistent(1, mm.THIN, 1 << 30)
+    assert mm.uses_persistent(1, 2048, 2048) and not mm.uses_persistent(1, 2047, 2048)
+    with pytest.raises(ValueError, match="thin GEMM"):
+        mm.premake(2, tallest=16, persistent=True)

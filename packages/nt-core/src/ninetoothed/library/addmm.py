@@ -41,9 +41,11 @@ def application(input: Tile, mat1: Tile, mat2: Tile, beta: Tile, alpha: Tile, ou
     output = beta * ntl.cast(input, ntl.float32) + alpha * product  # noqa: F841
 
 
-def premake(input_pattern: Pattern, tallest: int | None = None) -> Premade:
+def premake(
+    input_pattern: Pattern, tallest: int | None = None, persistent: bool = False
+) -> Premade:
     """The kernel for an ``input`` of this broadcast pattern (at most 2-D); ``tallest``
-    as for ``mm``."""
+    and ``persistent`` as for ``mm``."""
     tensors = (Tensor(shape=input_pattern), Tensor(2), Tensor(2), Tensor(0), Tensor(0), Tensor(2))
     tuned = functools.partial(arrangement, **mm.blocks(tallest))
-    return Premade(tuned, application, tensors, mm.TUNING)
+    return Premade(tuned, application, tensors, mm.tuning(tallest, persistent))

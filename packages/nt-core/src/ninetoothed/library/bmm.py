@@ -10,6 +10,7 @@ arrangement = mm.arrangement
 application = mm.application
 
 
-def premake(tallest: int | None = None) -> Premade:
-    """The kernel for (batch, M, K) @ (batch, K, N); ``tallest`` as for ``mm``."""
-    return mm.premake(3, tallest)
+def premake(tallest: int | None = None, persistent: bool = False) -> Premade:
+    """The kernel for (batch, M, K) @ (batch, K, N); ``tallest`` and ``persistent`` as
+    for ``mm``."""
+    return mm.premake(3, tallest, persistent)

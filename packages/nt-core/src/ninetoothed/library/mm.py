@@ -69,6 +69,53 @@ def application(input: Tile, other: Tile, output: Tile) -> None:
 TUNING = {"max_num_configs": 16}
 """``make``'s options for the GEMM kernels: at most 16 configurations tried on a GPU."""
 
+PERSISTENT_CONFIGS = (
+    (128, 128, 32, 4, 4),
+    (128, 256, 64, 8, 3),
+    (256, 128, 64, 8, 3),
+    (128, 128, 64, 8, 4),
+    (128, 128, 64, 4, 4),
+    (64, 256, 32, 4, 4),
+    (128, 64, 64, 4, 4),
+    (64, 128, 64, 4, 3),
+    (128, 64, 32, 4, 4),
+    (64, 128, 32, 4, 4),
+    (64, 64, 32, 4, 3),
+)
+"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` the
+persistent variant tries.  The 16 configurations :data:`TUNING` spreads over
+the symbols' space keep 128 x 256 x 64 in 8 warps with 4 stages only, not the
+3-stage one that persistent Hopper GEMMs run best with.  The first is what runs
+untuned (``NINETOOTHED_TUNING=off``, a space cut to one): it fits a float32
+program's shared memory, which the 3-stage 128 x 256 x 64 does not."""
+
+PERSISTENT_TUNING = {
+    "persistent": True,
+    "configs": [
+        {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "num_warps": w, "num_stages": s}
+        for m, n, k, w, s in PERSISTENT_CONFIGS
+    ],
+}
+"""``make``'s options for the persistent variant: :data:`PERSISTENT_CONFIGS` in
+persistent programs (at most one per multiprocessor, each walking the
+output's tiles, so a tile's loads overlap the previous tile's store)."""
+
+PERSISTENT_ELEMENTS = 1 << 22
+"""Outputs of at least this many elements (and taller than :data:`THIN`) take the
+persistent variant.  On an H100 (2026-11-26, cuBLAS's time over ours, medians
+of 5 interleaved rounds) it gained at 4096^3 (0.951 to 0.958), bmm 4 x 2048^3
+(0.925 to 0.956) and 4096 x 4096 x 14336 (0.950 to 0.977), and lost where the
+output has fewer 128 x 256 tiles than the GPU has multiprocessors, since one
+program per multiprocessor then idles most of it: 512 x 4096 x 4096 (0.923
+to 0.909), bmm 8 x 512^3 (1.052 to 0.977), 100 x 333 x 777 (0.640 to
+0.605).  2^22 elements are 128 such tiles (``docs/tuning.md``)."""
+
+
+def uses_persistent(batch: int, rows: int, columns: int) -> bool:
+    """Whether a (``batch``, ``rows``, ``columns``) output takes the persistent variant."""
+    return rows > THIN and batch * rows * columns >= PERSISTENT_ELEMENTS
+
+
 THIN = 64
 """Outputs of at most this many rows get thin tiles (see :func:`tallest_block`)."""
 
@@ -89,9 +136,21 @@ def blocks(tallest: int | None) -> dict[str, Any]:
     return {"BLOCK_SIZE_M": block_size(16, tallest), "BLOCK_SIZE_K": block_size(64, 128)}
 
 
-def premake(ndim: int = 2, tallest: int | None = None) -> Premade:
+def premake(ndim: int = 2, tallest: int | None = None, persistent: bool = False) -> Premade:
     """The kernel for ``ndim``-D operands (2 for ``mm``, 3 for ``bmm``); ``tallest``
-    from :func:`tallest_block`."""
+    from :func:`tallest_block`, ``persistent`` from :func:`uses_persistent`."""
     tensors = (Tensor(ndim), Tensor(ndim), Tensor(ndim))
     tuned = functools.partial(arrangement, **blocks(tallest))
-    return Premade(tuned, application, tensors, TUNING)
+    return Premade(tuned, application, tensors, tuning(tallest, persistent))
+
+
+def tuning(tallest: int | None, persistent: bool) -> dict[str, Any]:
+    """``make``'s options for a GEMM variant: :data:`PERSISTENT_TUNING` or :data:`TUNING`."""
+    if not persistent:
+        return TUNING
+    if tallest is not None:
+        raise ValueError(
+            f"a thin GEMM (tallest={tallest}) has no persistent variant: its tiles are "
+            "narrowed, and a persistent one is for outputs of many tiles"
+        )
+    return PERSISTENT_TUNING

@@ -2,7 +2,9 @@
 
 Each runs one kernel when its output has enough tiles to fill the GPU, and
 split-K's two (:mod:`~ninetoothed.library.frontend.split`) when it has not:
-decoding's products of a few rows, small convolutions.
+decoding's products of a few rows, small convolutions.  ``mm``, ``bmm`` and
+``addmm`` of large outputs take the kernel's persistent variant
+(:func:`ninetoothed.library.mm.uses_persistent`).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ def mm(framework: Framework, input: Any, mat2: Any) -> Any:
         found = kernel(mm_split, ndim=2, tallest=tallest)
         parts = split.partial_products(framework, found, [input, mat2], (a[0], b[1]), count)
         return split.total(framework, parts, input, (a[0], b[1]))
-    found = kernel(mm_kernel, ndim=2, tallest=tallest)
+    persistent = mm_kernel.uses_persistent(1, a[0], b[1])
+    found = kernel(mm_kernel, ndim=2, tallest=tallest, persistent=persistent)
     (output,) = framework.run(found, [input, mat2, framework.empty(input, (a[0], b[1]))], [2])
     return output
 
@@ -65,7 +68,8 @@ def bmm(framework: Framework, input: Any, mat2: Any) -> Any:
         found = kernel(mm_split, ndim=3, tallest=tallest)
         parts = split.partial_products(framework, found, [input, mat2], shape, count)
         return split.total(framework, parts, input, shape)
-    found = kernel(bmm_kernel, tallest=tallest)
+    persistent = mm_kernel.uses_persistent(*shape)
+    found = kernel(bmm_kernel, tallest=tallest, persistent=persistent)
     output = framework.empty(input, shape)
     return framework.run(found, [input, mat2, output], [2])[0]
 
@@ -103,7 +107,8 @@ def addmm(
         return split.total_addmm(
             framework, parts, input, pattern, (float(beta), float(alpha)), shape
         )
-    found = kernel(addmm_kernel, input_pattern=pattern, tallest=tallest)
+    persistent = mm_kernel.uses_persistent(1, *shape)
+    found = kernel(addmm_kernel, input_pattern=pattern, tallest=tallest, persistent=persistent)
     arguments = [input, mat1, mat2, float(beta), float(alpha), framework.empty(mat1, shape)]
     return framework.run(found, arguments, [5])[0]
 
