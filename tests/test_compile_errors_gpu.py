@@ -5,8 +5,9 @@ Under the interpreter ``make`` catches these first (``tests/test_gpu_check.py``)
 on a GPU nothing runs at ``make``, so the first call compiles and must say
 what went wrong in the user's terms: tuned (every configuration fails in the
 tuner's compile workers) and pinned (the fast path compiles the one given),
-and eager JAX (jax-triton compiles in the call; under ``jax.jit`` XLA's
-lowering compiles later, outside the kernel's call).
+eager JAX (jax-triton compiles in the call) and JAX under ``jax.jit`` (XLA's
+lowering compiles later, outside the kernel's call: the call runs Triton's
+front end first).
 """
 
 from __future__ import annotations
@@ -60,6 +61,21 @@ def test_eager_jax_names_the_application_too(pinned, monkeypatch, tmp_path):
     kernel = ninetoothed.make(arrangement, list_of_tiles, (Tensor(1), Tensor(1)))
     with pytest.raises(LaunchError) as caught:
         kernel(jnp.ones(1000), jnp.empty(1000), **pinned)
+    message = str(caught.value)
+    assert "the application is list_of_tiles at" in message
+    assert "pair = [x_tile" in message, "the kernel's own line, not the trampoline's"
+
+
+@pytest.mark.parametrize("pinned", [{}, {"BLOCK": 128}], ids=["tuned", "pinned"])
+def test_jax_jit_names_the_application_too(pinned, monkeypatch, tmp_path):
+    jax = pytest.importorskip("jax")
+    if importlib.util.find_spec("jax_triton") is None:  # see the eager test
+        pytest.skip("jax-triton is not installed")
+    monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
+    kernel = ninetoothed.make(arrangement, list_of_tiles, (Tensor(1), Tensor(1)))
+    traced = jax.jit(lambda x, y: kernel(x, y, **pinned))
+    with pytest.raises(LaunchError) as caught:
+        traced(jax.numpy.ones(1000), jax.numpy.empty(1000))
     message = str(caught.value)
     assert "the application is list_of_tiles at" in message
     assert "pair = [x_tile" in message, "the kernel's own line, not the trampoline's"

@@ -69,6 +69,10 @@ class TritonCallPlan:
     num_stages: int | None
     empty: bool
     """The grid has no programs: nothing to launch."""
+    prepared: LaunchPlan | None = None
+    """The host's plan of the call (its arguments type the front-end check)."""
+    compiled_meta: list[dict[str, Any]] = field(default_factory=list)
+    """The meta values of every configuration jax-triton will compile."""
 
 
 def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> list[Any]:
@@ -80,6 +84,11 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     )
     if plan.empty:
         return [roles.initial(output) for output in range(len(roles.outputs))]
+    # Under jax.jit, jax-triton compiles when XLA lowers the whole computation,
+    # after this call: Triton's front end runs now, so a rejected application is
+    # named here rather than surfacing from the lowering as Triton's own error.
+    assert plan.prepared is not None
+    kernel.check_compiles(bound.tensors, plan.prepared, plan.compiled_meta)
     # Compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager).
     with failures.compile_errors_named(kernel.spec.name, kernel.spec.application):
         results = jax_triton.triton_call(
@@ -132,17 +141,21 @@ def plan_triton_call(
         num_warps=None,
         num_stages=None,
         empty=_programs(resolved) == 0,
+        prepared=prepared,
     )
     if prepared.meta is not None:
         plan.metaparams.update(meta)
         plan.grid = resolved
         plan.num_warps, plan.num_stages = kernel.launch_options
+        plan.compiled_meta = [meta]
     elif kernel.spec.meta_symbols:
         viable = kernel.viable_configurations(prepared)
         plan.kernel = _autotuned(kernel, function, layout.scalar_names, autotune, config, viable)
+        plan.compiled_meta = [configuration.kwargs() for configuration in viable]
     else:
         first = kernel.configurations[0]
         plan.num_warps, plan.num_stages = first.num_warps, first.num_stages
+        plan.compiled_meta = [first.kwargs()]
     return plan
 
 

@@ -18,13 +18,14 @@ import contextlib
 import re
 import types
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import triton.language as tl
 
 from ninetoothed.dtype import DataType, triton_type_name
 from ninetoothed.errors import CodegenError
+from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec
 from nt_triton import failures
 from nt_triton.abi import KernelSignature, ParameterKind
@@ -157,6 +158,57 @@ def _types(
         else:
             types_[name] = "i32"
     return types_, constants
+
+
+CallTypes = tuple[dict[str, str], dict[tuple[int, ...], Any]]
+"""Triton's signature (types by parameter name) and constants (by parameter index)."""
+
+
+def call_types(
+    signature: KernelSignature,
+    tensors: Sequence[TensorInfo],
+    arguments: Sequence[Any],
+    meta: Mapping[str, Any],
+) -> CallTypes:
+    """The types and constexpr values of one call, as the front end takes them.
+
+    ``tensors`` give the pointers' element types, ``arguments`` the host's
+    values in :attr:`KernelSignature.host` order (the scalars' types, the
+    host's constexprs) and ``meta`` one configuration's values.
+    """
+    from nt_triton.launch.compiled import int_type, triton_type
+
+    types_: dict[str, str] = {}
+    constants: dict[tuple[int, ...], Any] = {}
+    given = dict(zip((p.name for p in signature.host), arguments))
+    for index, parameter in enumerate(signature):
+        name = parameter.name
+        value = meta[name] if name in meta else given.get(name)
+        if parameter.constexpr:
+            types_[name] = "constexpr"
+            constants[(index,)] = value
+        elif parameter.kind is ParameterKind.POINTER:
+            assert parameter.tensor_index is not None
+            types_[name] = "*" + triton_type(tensors[parameter.tensor_index].dtype)
+        elif parameter.kind is ParameterKind.OFFSETS:
+            types_[name] = "*i64"
+        elif isinstance(value, bool):
+            types_[name] = "i1"
+        elif isinstance(value, float):
+            types_[name] = "fp32"
+        else:
+            types_[name] = int_type(value) if isinstance(value, int) else "i32"
+    return types_, constants
+
+
+def check_call(function: Any, types: CallTypes) -> None:
+    """Triton's front end for ``function`` with a call's types (:func:`call_types`);
+    raises what it raises (a ``CompilationError`` for an application it rejects).
+
+    For launch paths that compile outside the call, so that the rejection can
+    be named during it.
+    """
+    _front_end(_compilable(function, _MADE), *types)
 
 
 def triton_ir(

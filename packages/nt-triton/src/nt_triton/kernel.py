@@ -70,6 +70,7 @@ class TritonKernel:
         """Under the interpreter: the GPU front-end check waits for a call's constexpr
         values (set by the backend when placeholders could not decide it)."""
         self._gpu_checked: set[tuple[Any, ...]] = set()
+        self._front_ends_passed: set[tuple[Any, ...]] = set()
         self.prepare: HostFunction = compile_host(host_source, spec, generated.signature)
         """``prepare(tensors, launch_args, scalars) -> LaunchPlan``: the per-call host work.
 
@@ -187,6 +188,31 @@ class TritonKernel:
         if not passed:
             assert first_error is not None
             raise first_error
+
+    def check_compiles(
+        self,
+        tensors: Sequence[Any],
+        plan: PreparedLaunch,
+        configurations: Sequence[Mapping[str, Any]],
+    ) -> None:
+        """Run Triton's front end for the call's types and each configuration's meta values;
+        an application it rejects raises :func:`failures.compile_failure`'s error now.
+
+        For launchers that compile later, outside the call: under ``jax.jit``
+        jax-triton compiles when XLA lowers the computation, and Triton's own
+        error would reach the user unnamed.  Each set of types and values is
+        checked once per process.
+        """
+        from nt_triton import gpu_check  # Triton's front end: off the import path
+
+        for meta in configurations:
+            types = gpu_check.call_types(self.signature, tensors, plan.arguments, meta)
+            key = (tuple(types[0].items()), tuple((i, repr(v)) for i, v in types[1].items()))
+            if key in self._front_ends_passed:
+                continue
+            with failures.compile_errors_named(self.spec.name, self.spec.application):
+                gpu_check.check_call(self.function, types)
+            self._front_ends_passed.add(key)
 
     @property
     def launch_options(self) -> tuple[int, int]:
