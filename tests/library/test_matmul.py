@@ -109,10 +109,12 @@ def _persistent_kernels(op: str) -> list[bool]:
 @pytest.mark.usefixtures("persistent_from_small_outputs")
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))
 @pytest.mark.parametrize("batch", [(), (3,)])
-def test_persistent_products(framework, ops, dtype, batch):
+@pytest.mark.parametrize("strided", [False, True])
+def test_persistent_products(framework, ops, dtype, batch, strided):
     a, b = random((*batch, 70, 35), dtype), random((*batch, 35, 50), dtype)
     op = ops.bmm if batch else ops.mm
-    result = op(framework.from_numpy(a), framework.from_numpy(b))
+    given = framework.non_contiguous if strided else framework.from_numpy
+    result = op(given(a), given(b))
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
     assert True in _persistent_kernels("bmm" if batch else "mm")
 
