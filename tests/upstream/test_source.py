@@ -116,3 +116,52 @@ def test_sum_by_atomic_adds_to_the_source_pointer():
     kernel(input, output)
 
     torch.testing.assert_close(output[0], input.sum(), rtol=1e-5, atol=1e-4)
+
+
+def row_arrangement(input, output, BLOCK_SIZE=ninetoothed.block_size()):
+    # Tiles one row high: source dimension 0 is a tile dimension of size 1.
+    return input.tile((1, BLOCK_SIZE)), output.tile((1, BLOCK_SIZE))
+
+
+def row_gather(input, output):
+    output = input.source[input.offsets(0)[:, None], input.offsets(1)[None, :]] * 2
+
+
+def row_scatter(input, output):
+    output.source[output.offsets(0)[:, None], output.offsets(1)[None, :]] = input * 2
+
+
+@pytest.mark.parametrize("application", [row_gather, row_scatter])
+def test_offsets_along_a_tile_dimension_of_size_1(application):
+    # Upstream's x.offsets(0) of a (1, n) tile is tl.arange(0, 1) plus the row:
+    # a vector of one element, which [:, None] makes (1, 1).
+    arranged = functools.partial(row_arrangement, BLOCK_SIZE=8)
+    kernel = ninetoothed.make(arranged, application, (Tensor(2), Tensor(2)))
+    input = strided_input(5, 29)
+    output = torch.full((5, 29), float("nan"), device=DEVICE)
+
+    kernel(input, output)
+
+    torch.testing.assert_close(output, input * 2)
+
+
+def row_sum_arrangement(input, output, BLOCK_SIZE=ninetoothed.block_size()):
+    return input.tile((1, BLOCK_SIZE)), output.tile((1,))
+
+
+def row_sum_into_the_source(input, output):
+    # ntl.sum(input, 1) has shape (1,), as has output.offsets(0) of a (1,) tile.
+    output.source[output.offsets(0)] = ntl.sum(input, 1)
+
+
+def test_store_of_a_reduction_at_offsets_of_a_tile_of_size_1():
+    tensors = (Tensor(2, other=0), Tensor(1))
+    arranged = functools.partial(row_sum_arrangement, BLOCK_SIZE=32)
+    kernel = ninetoothed.make(arranged, row_sum_into_the_source, tensors)
+    input = strided_input(7, 29)
+    output = torch.full((7,), float("nan"), device=DEVICE)
+
+    kernel(input, output)
+
+    expected = input.double().sum(1).to(input.dtype)
+    torch.testing.assert_close(output, expected, rtol=1e-5, atol=1e-5)

@@ -126,7 +126,8 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
 
     ``x.offsets(dim)`` is the source index along source dimension ``dim`` of
     the tile's elements, as a one-dimensional vector over the tile dimension
-    it varies along (a scalar when it varies along none), so upstream's
+    it varies along (a vector of one element when it varies along none: a
+    dimension of size 1, as upstream's ``tl.arange(0, 1)``), so upstream's
     ``k.offsets(-2)[None, :]`` broadcasts as written.  ``x.offsets()`` is the
     elements' offsets in the source's memory (indices times strides, summed),
     shaped like the tile.  Of one element of a tile (``x[i].offsets(-1)``, as
@@ -156,6 +157,12 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
         )
     if varying and view.level.ndim > 1 and isinstance(index, Symbol):
         index = index.substitute({varying[0]: vector_arange(context, view, varying[0])})
+    if not varying and tile_shape(context, view):
+        # Upstream's offsets along a tile dimension of size 1 are ``tl.arange(0, 1)``
+        # terms, a vector of one element: ``x.offsets(0)[:, None]`` of a (1, n) tile
+        # and ``out.source[out.offsets(0)] = ntl.sum(x, 1)`` need its rank.
+        ones = call("tl.zeros", [ast.Tuple([ast.Constant(1)], ast.Load()), dotted("tl.int32")])
+        return ast.BinOp(context.code(index), ast.Add(), ones)
     return context.code(index)
 
 
