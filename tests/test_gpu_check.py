@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import ninetoothed
 import ninetoothed.language as ntl
@@ -124,3 +125,24 @@ def test_a_size_of_one_compiles_as_triton_specialises_it():
     types["row_size_0"], constants[(index,)] = "constexpr", 1
     function = gpu_check._compilable(generated.function, gpu_check._MADE)
     gpu_check._front_end(function, types, constants)
+
+
+def test_a_gather_of_undeclared_dtypes_compiles_at_make(monkeypatch):
+    """No single default element type fits int64 indices beside float data: make
+    accepts the kernel when it compiles with its index tensor as int64, and the
+    first call checks it with the call's own types."""
+    from tests.upstream import test_index_tensors as gather
+
+    monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
+    kernel = ninetoothed.make(
+        gather.rows_arrangement,
+        gather.exp_of_rows_application,
+        (Tensor(1), Tensor(2), Tensor(2)),
+    )
+    index = torch.tensor([3, 0, 3, 5])
+    table = torch.randn(6, 5)
+    output = torch.full((4, 5), float("nan"))
+
+    kernel(index, table, output)
+
+    torch.testing.assert_close(output, table.double()[index].exp().float())

@@ -19,6 +19,7 @@ from ninetoothed.agreement import derive as derive_agreements
 from ninetoothed.dtype import DataType
 from ninetoothed.errors import ArrangementError
 from ninetoothed.guards import Conditional, conditional_parameters
+from ninetoothed.jagged import offset_groups
 from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.pairing import paired_with_grid
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
@@ -197,6 +198,12 @@ class KernelSpec:
             for index, parameter in enumerate(self.tensor_parameters)
             if parameter.source.jagged_dim is not None
         )
+
+    @cached_property
+    def jagged_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The jagged parameters, by name, grouped by the offsets they must share in a
+        call (:func:`ninetoothed.jagged.offset_groups`; computed once)."""
+        return offset_groups(self.tensor_parameters, self.grid, self.agreements)
 
     @property
     def tensor_parameters(self) -> tuple[Parameter, ...]:

@@ -5,8 +5,9 @@ whose ragged dimension is ``d``.  It is described to the backend with the
 longest entry's length as the size of dimension ``d`` and stride 0 along the
 batch (its entries start at their offsets), and handed over as
 ``(values, offsets, extent)``; see :mod:`ninetoothed.jagged` for the kernel's
-side.  Every other parameter must be a dense tensor, and all jagged
-parameters of one call must have the same offsets.
+side.  Every other parameter must be a dense tensor, and jagged parameters
+whose lengths shape the grid or are tied to one another must have the same
+offsets (:attr:`~ninetoothed.ir.KernelSpec.jagged_groups`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def bind(
             if _check_argument(spec.name, check, argument):
                 jagged[id(argument)] = (check.name, argument)
     # Before the sizes are compared: the longest entries may agree where the offsets do not.
-    _check_same_offsets(spec.name, list(jagged.values()))
+    given = dict(jagged.values())
+    for group in spec.jagged_groups:
+        _check_same_offsets(spec.name, [(name, given[name]) for name in group if name in given])
 
     def described(obj: Any) -> TensorInfo:
         return _describe(obj) if id(obj) in jagged else describe(obj)
@@ -101,7 +104,7 @@ def _extent(values: torch.Tensor) -> int:
 
 
 def _check_same_offsets(kernel_name: str, arguments: list[tuple[str, Any]]) -> None:
-    """Every jagged parameter of one call must have the same offsets (entry lengths)."""
+    """Jagged parameters of one group must have the same offsets (entry lengths)."""
     if not arguments:
         return
     first_name, first = arguments[0]

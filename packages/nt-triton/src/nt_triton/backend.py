@@ -83,10 +83,14 @@ def _check_for_gpu(spec: KernelSpec, generated: GeneratedSource, kernel: TritonK
             p for p in generated.signature
             if p.constexpr and p.name not in meta and p.kind not in _HOST_FLAGS
         ]  # fmt: skip
-        if not caller_given:
+        # Placeholder values for sizes the caller gives may contradict each other
+        # (a table of head_dim / 2), and one default element type for every tensor
+        # may not fit (a gather's int64 indices beside float data): decide on the
+        # first call's values and types.
+        if not caller_given and not gpu_check.compiles_with_index_tensors(
+            spec, kernel.function, generated.signature, meta
+        ):
             raise
-        # Placeholder values for sizes the caller gives may contradict
-        # each other (a table of head_dim / 2): decide on the first call's.
         kernel.gpu_check_pending = True
 
 

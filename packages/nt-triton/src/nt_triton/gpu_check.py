@@ -7,14 +7,20 @@ Triton IR, no GPU and no ptxas needed) for a Hopper target on the generated
 kernel, so a CPU-first workflow meets those errors at ``make``.  The front end
 needs types that a kernel only learns from its calls: pointers get their
 declared dtype, else a default, and scalars the default; the defaults tried
-are the first declared dtype, float32, float16 and int32, and only a kernel
-that fails with every one is refused (the first failure is reported).
+are the first declared dtype, float32, float16 and int32.  A kernel that
+fails with every one may mix element types (a gather: an index tensor whose
+elements address a float table); if it compiles with one or two of its
+undeclared tensors as int64 and the rest float, it is checked again at its
+first call with the call's own element types (:func:`call_elements`).  Only
+a kernel that fails with all of these is refused (the first failure is
+reported).
 ``NINETOOTHED_GPU_CHECK=0`` turns the check off (:func:`nt_triton.knobs.gpu_check`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 import types
 import warnings
@@ -23,7 +29,7 @@ from typing import Any, NamedTuple
 
 import triton.language as tl
 
-from ninetoothed.dtype import DataType, triton_type_name
+from ninetoothed.dtype import DataType, name_of, triton_type_name
 from ninetoothed.errors import CodegenError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec
@@ -91,19 +97,77 @@ PLACEHOLDER_CONSTANT = 16
 """Value for constexpr symbols the caller gives (a power of two, as tiles need)."""
 
 
+Elements = Mapping[int, str]
+"""Triton element types (``"fp32"``, ``"i64"``) of undeclared tensors, by tensor index."""
+
+
 def check(
-    spec: KernelSpec, function: Any, signature: KernelSignature, meta: dict[str, Any]
+    spec: KernelSpec,
+    function: Any,
+    signature: KernelSignature,
+    meta: dict[str, Any],
+    elements: Elements | None = None,
 ) -> None:
     """Raise :class:`CodegenError` unless the kernel's front end compiles for a GPU.
 
     ``function`` is the interpreted ``@triton.jit`` kernel; ``meta`` the first
-    tuning configuration's values (tile sizes).
+    tuning configuration's values (tile sizes); ``elements`` a call's element
+    types (:func:`call_elements`), else the defaults are tried.
     """
+    candidates = [(default, elements or {}) for default in _defaults(spec)]
+    _first_compiling(spec, function, signature, meta, candidates)
+
+
+def compiles_with_index_tensors(
+    spec: KernelSpec, function: Any, signature: KernelSignature, meta: dict[str, Any]
+) -> bool:
+    """Whether the front end compiles with one or two undeclared tensors as int64 and
+    the rest float (a gather's indices beside its data), where no default does."""
+    undeclared = [
+        index
+        for index, parameter in enumerate(spec.tensor_parameters)
+        if not isinstance(parameter.source.dtype, DataType)
+    ]
+    subsets = [(i,) for i in undeclared] + list(itertools.combinations(undeclared, 2))
+    candidates = [
+        (default, dict.fromkeys(subset, "i64"))
+        for subset in subsets
+        for default in ("fp32", "fp16")
+    ]
+    try:
+        _first_compiling(spec, function, signature, meta, candidates)
+    except CodegenError:
+        return False
+    return True
+
+
+def call_elements(signature: KernelSignature, arguments: Sequence[Any]) -> dict[int, str]:
+    """The element types of a call's tensors (its pointer arguments' ``dtype``), by
+    tensor index; a dtype Triton has no element type for is left out."""
+    elements = {}
+    for parameter, argument in zip(signature, arguments):
+        dtype = getattr(argument, "dtype", None)
+        if parameter.kind is ParameterKind.POINTER and dtype is not None:
+            assert parameter.tensor_index is not None
+            with contextlib.suppress(KeyError):
+                elements[parameter.tensor_index] = triton_type_name(name_of(dtype))
+    return elements
+
+
+def _first_compiling(
+    spec: KernelSpec,
+    function: Any,
+    signature: KernelSignature,
+    meta: dict[str, Any],
+    candidates: Sequence[tuple[str, Elements]],
+) -> None:
+    """Return at the first ``(default, elements)`` the front end compiles with; raise
+    :class:`CodegenError` with the first failure when none does."""
     jit_function = _compilable(function, _MADE)
     first_error: Exception | None = None
-    for default in _defaults(spec):
+    for default, elements in candidates:
         try:
-            _front_end(jit_function, *_types(spec, signature, meta, default))
+            _front_end(jit_function, *_types(spec, signature, meta, default, elements))
             return
         except Exception as error:  # any front-end failure; the first is reported
             first_error = first_error or error
@@ -130,9 +194,15 @@ def _defaults(spec: KernelSpec) -> list[str]:
 
 
 def _types(
-    spec: KernelSpec, signature: KernelSignature, meta: dict[str, Any], default: str
+    spec: KernelSpec,
+    signature: KernelSignature,
+    meta: dict[str, Any],
+    default: str,
+    elements: Elements | None = None,
 ) -> tuple[dict[str, str], dict[tuple[int, ...], Any]]:
-    """Triton's signature and constants for the kernel, with ``default`` where unknown."""
+    """Triton's signature and constants for the kernel: declared element types, else
+    ``elements``', else ``default``."""
+    elements = elements or {}
     tensors = spec.tensor_parameters
     types_: dict[str, str] = {}
     constants: dict[tuple[int, ...], Any] = {}
@@ -149,7 +219,11 @@ def _types(
         elif kind is ParameterKind.POINTER:
             assert parameter.tensor_index is not None
             declared = tensors[parameter.tensor_index].source.dtype
-            element = triton_type_name(declared.name) if isinstance(declared, DataType) else default
+            element = (
+                triton_type_name(declared.name)
+                if isinstance(declared, DataType)
+                else elements.get(parameter.tensor_index, default)
+            )
             types_[name] = "*" + element
         elif kind is ParameterKind.OFFSETS:
             types_[name] = "*i64"

@@ -266,9 +266,15 @@ class TritonKernel:
             for parameter, argument in zip(self.signature, arguments)
             if parameter.constexpr
         }
-        key = tuple(sorted((name, repr(value)) for name, value in given.items()))
+        # The call's element types: a kernel mixing index and float tensors compiles
+        # with its own, not with one default for all (nt_triton.gpu_check).
+        elements = gpu_check.call_elements(self.signature, arguments)
+        key = (
+            tuple(sorted((name, repr(value)) for name, value in given.items())),
+            tuple(sorted(elements.items())),
+        )
         if key not in self._gpu_checked:
-            gpu_check.check(self.spec, self.function, self.signature, {**meta, **given})
+            gpu_check.check(self.spec, self.function, self.signature, {**meta, **given}, elements)
             self._gpu_checked.add(key)
 
 
