@@ -51,6 +51,12 @@ class BoundCall(NamedTuple):
     their entries in :attr:`tensors` and :attr:`tensor_arguments` are the stand-ins."""
 
 
+BOOL_AS = ("int8", "uint8")
+"""Declared dtypes that take a bool tensor too: upstream has no bool constant, so its
+programs declare bool data as bytes (ntops's ``all``), and a bool tensor stores one
+byte of 0 or 1 per element, as Triton's bool pointers do."""
+
+
 def bind_call(
     spec: KernelSpec,
     args: tuple[Any, ...],
@@ -111,7 +117,11 @@ def bind_call(
                     f"{spec.name}: parameter {check.name!r} expects size {size} in "
                     f"dimension {dim}, got shape {info.shape}"
                 )
-        if check.dtype is not None and check.dtype != info.dtype:
+        if (
+            check.dtype is not None
+            and check.dtype != info.dtype
+            and not (info.dtype == "bool" and check.dtype in BOOL_AS)
+        ):
             raise LaunchError(
                 f"{spec.name}: parameter {check.name!r} expects dtype {check.dtype}, "
                 f"got {info.dtype}"

@@ -24,7 +24,7 @@ from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.pairing import paired_with_grid
 from ninetoothed.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.tensor import Tensor
-from ninetoothed.usage import element_indexed, source_only_parameters
+from ninetoothed.usage import element_indexed, source_only_parameters, whole_indexed_parameters
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,12 @@ class KernelSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     """Backend options from ``make`` (``num_warps``, ``num_stages``, ``configs`` …)."""
 
+    whole_indexed: frozenset[str] = frozenset()
+    """Parameters the arrangement returned unchanged and the application reads and
+    writes only element by element with one index per dimension (``x[i, j]``): as
+    upstream, each such subscript is an element of the whole tensor, ``x.source[i, j]``
+    (:func:`~ninetoothed.usage.whole_indexed_parameters`)."""
+
     positional_symbols: tuple[str, ...] = field(init=False)
     """The constexpr symbols a call may give positionally, after the parameters.
 
@@ -141,6 +147,7 @@ class KernelSpec:
         """Source sizes of different tensor parameters that must be equal (computed once)."""
         tensors = self.tensor_parameters
         gathered = source_only_parameters(self.application, [p.name for p in tensors])
+        gathered |= self.whole_indexed
         # A parameter the application reaches only through ``x.source[...]`` (gather,
         # scatter) reads wherever its indices say: its arrangement ties no size; nor
         # does one whose tile elements it picks one by one (their grid is still
@@ -225,11 +232,12 @@ def build_spec(
     options: Mapping[str, Any] | None = None,
 ) -> KernelSpec:
     """Validate an arrangement's result and collect everything codegen needs."""
+    whole = whole_indexed_parameters(application, arranged)
     parameters = _parameters(application, sources, arranged)
     # A tensor reached only through its source never meets the grid (the launch
     # check skips it too): its outermost shape neither shapes nor joins the grid.
     # A jagged one does: each program finds its batch entry through the grid.
-    apart = source_only_parameters(
+    apart = whole | source_only_parameters(
         application, [p.name for p in parameters if p.source.jagged_dim is None]
     )
     parameters = align_outermost_ranks(parameters, apart)
@@ -257,6 +265,7 @@ def build_spec(
         constexpr_symbols=constexpr,
         runtime_symbols=runtime,
         options=dict(options or {}),
+        whole_indexed=frozenset(whole),
     )
 
 
@@ -363,9 +372,10 @@ def application_parameters(application: Callable[..., Any]) -> list[str]:
 
 def _gridded(parameters: list[Parameter], apart: Collection[str]) -> list[Parameter]:
     """The tensor parameters whose outermost levels make the grid: all but those
-    in ``apart`` (reached only through their source), unless that leaves none."""
+    in ``apart`` (reached only through their source); if that leaves none, the
+    first tensor's, as upstream's grid always is."""
     tensors = [p for p in parameters if not p.is_scalar]
-    return [p for p in tensors if p.name not in apart] or tensors
+    return [p for p in tensors if p.name not in apart] or tensors[:1]
 
 
 def align_outermost_ranks(

@@ -16,7 +16,7 @@ import ast
 import inspect
 import textwrap
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 SOURCE_METHODS = ("data_ptr", "stride")
@@ -62,6 +62,60 @@ def element_indexed(application: Callable[..., Any], level_counts: Mapping[str, 
     down to single elements of their tiles."""
     depths = subscript_depths(application, set(level_counts))
     return {name for name, depth in depths.items() if depth >= level_counts[name] - 1 >= 1}
+
+
+def whole_indexed_parameters(application: Callable[..., Any], arranged: Sequence[Any]) -> set[str]:
+    """The parameters the arrangement returned unchanged (``return x, y``, paired with
+    the application's parameters in order) that the application uses only as
+    ``x[i, j]``: one index per dimension, no slices, loads and stores alike.
+
+    Upstream reads such a subscript as the element of the whole tensor, so
+    these are ``x.source[i, j]`` (ntops's corrcoef loops over a matrix this
+    way).  Any other use (the bare name, fewer indices, a helper) keeps the
+    one-element-per-program reading; so does an unreadable application.
+    """
+    names = [p.name for p in _positional(application)]
+    ndims = {name: _unchanged_ndim(result) for name, result in zip(names, arranged)}
+    ndims = {name: ndim for name, ndim in ndims.items() if ndim}
+    tree = application_tree(application) if ndims else None
+    if tree is None:
+        return set()
+    full = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if len(items) == ndims.get(node.value.id) and not any(map(_not_an_index, items)):
+                full.add(id(node.value))
+    used: set[str] = set()
+    elsewhere: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in ndims:
+            (used if id(node) in full else elsewhere).add(node.id)
+    return used - elsewhere
+
+
+def _unchanged_ndim(result: Any) -> int:
+    """The dimensions of a dense source tensor returned as it is; 0 for anything else."""
+    ndim: int = getattr(result, "ndim", 0)
+    if getattr(result, "source", None) is not result:
+        return 0
+    return 0 if getattr(result, "jagged_dim", None) is not None else ndim
+
+
+def _not_an_index(item: ast.expr) -> bool:
+    """Whether a subscript item selects more than one element (a slice, ``None``, ``...``)."""
+    if isinstance(item, ast.Constant):
+        return item.value is None or item.value is Ellipsis
+    return isinstance(item, (ast.Slice, ast.Starred))
+
+
+def _positional(function: Callable[..., Any]) -> list[inspect.Parameter]:
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p for p in parameters if p.kind in kinds]
 
 
 def namespace_of(function: Callable[..., Any]) -> dict[str, Any]:
@@ -153,9 +207,4 @@ def _handed_to_helpers(
 
 
 def _positional_parameters(function: Callable[..., Any]) -> list[str]:
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in parameters if p.kind in kinds]
+    return [p.name for p in _positional(function)]

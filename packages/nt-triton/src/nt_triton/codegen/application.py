@@ -128,8 +128,13 @@ class ApplicationRewriter(ast.NodeTransformer):
                 entry.pop(naming.TILE, None)
 
     def source_subscript(self, node: ast.Subscript) -> tuple[Parameter, list[ast.expr]] | None:
-        """For ``x.source[indices]``: the parameter and the rewritten index expressions."""
+        """For ``x.source[indices]``: the parameter and the rewritten index expressions.
+
+        Also for ``x[indices]`` of a parameter the spec reads as the whole tensor
+        (:attr:`~ninetoothed.ir.KernelSpec.whole_indexed`)."""
         base = self.value(node.value)
+        if isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed:
+            base = SourceView(base.parameter) if isinstance(base, View) else base
         if not isinstance(base, SourceView):
             return None
         indices = source.subscript_indices(self.context, base.parameter, node.slice)
@@ -171,6 +176,8 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return descriptions.attribute(self.context, base, node.attr, node)
             return node
         if isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed:
+                return node  # an element of the whole tensor: see source_subscript
             base = self.value(node.value)
             if isinstance(base, View):
                 return self.index(base, node.slice)
