@@ -102,13 +102,15 @@ output's tiles, so a tile's loads overlap the previous tile's store)."""
 
 PERSISTENT_ELEMENTS = 1 << 22
 """Outputs of at least this many elements (and taller than :data:`THIN`) take the
-persistent variant.  On an H100 (2026-11-26, cuBLAS's time over ours, medians
-of 5 interleaved rounds) it gained at 4096^3 (0.951 to 0.958), bmm 4 x 2048^3
-(0.925 to 0.956) and 4096 x 4096 x 14336 (0.950 to 0.977), and lost where the
-output has fewer 128 x 256 tiles than the GPU has multiprocessors, since one
-program per multiprocessor then idles most of it: 512 x 4096 x 4096 (0.923
-to 0.909), bmm 8 x 512^3 (1.052 to 0.977), 100 x 333 x 777 (0.640 to
-0.605).  2^22 elements are 128 such tiles (``docs/tuning.md``)."""
+persistent variant.  On an H100 (2026-11-26, two runs of
+``benchmarks/gemm_variants.py``, cuBLAS's time over ours) it gained at the
+paper's shapes, 4096^3 (0.951 to 0.958, 0.936 to 0.946) and bmm 4 x 2048^3
+(0.925 to 0.956, 0.935 to 0.962); other large outputs moved within the runs'
+noise either way (4096 x 4096 x 14336: 0.950 to 0.977, then 0.974 to 0.972).
+It lost where the output has fewer 128 x 256 tiles than the GPU has
+multiprocessors, since one program per multiprocessor then idles most of it:
+bmm 8 x 512^3 (1.052 to 0.977, 1.001 to 0.982), 100 x 333 x 777 (0.640 to
+0.605, 0.601 to 0.583).  2^22 elements are 128 such tiles (``docs/tuning.md``)."""
 
 
 def uses_persistent(batch: int, rows: int, columns: int) -> bool:
