@@ -69,7 +69,7 @@ class TritonCallPlan:
     num_stages: int | None
     empty: bool
     """The grid has no programs: nothing to launch."""
-    prepared: LaunchPlan | None = None
+    prepared: LaunchPlan
     """The host's plan of the call (its arguments type the front-end check)."""
     compiled_meta: list[dict[str, Any]] = field(default_factory=list)
     """The meta values of every configuration jax-triton will compile."""
@@ -87,7 +87,6 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     # Under jax.jit, jax-triton compiles when XLA lowers the whole computation,
     # after this call: Triton's front end runs now, so a rejected application is
     # named here rather than surfacing from the lowering as Triton's own error.
-    assert plan.prepared is not None
     kernel.check_compiles(bound.tensors, plan.prepared, plan.compiled_meta)
     # Compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager).
     with failures.compile_errors_named(kernel.spec.name, kernel.spec.application):
