@@ -127,14 +127,19 @@ class ApplicationRewriter(ast.NodeTransformer):
             if key[0] == name:
                 entry.pop(naming.TILE, None)
 
+    def whole_indexed(self, node: ast.Subscript) -> bool:
+        """Whether ``node`` subscripts a parameter the spec reads as the whole tensor
+        (:attr:`~ninetoothed.ir.KernelSpec.whole_indexed`)."""
+        return isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed
+
     def source_subscript(self, node: ast.Subscript) -> tuple[Parameter, list[ast.expr]] | None:
         """For ``x.source[indices]``: the parameter and the rewritten index expressions.
 
         Also for ``x[indices]`` of a parameter the spec reads as the whole tensor
         (:attr:`~ninetoothed.ir.KernelSpec.whole_indexed`)."""
         base = self.value(node.value)
-        if isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed:
-            base = SourceView(base.parameter) if isinstance(base, View) else base
+        if self.whole_indexed(node) and isinstance(base, View):
+            base = SourceView(base.parameter)
         if not isinstance(base, SourceView):
             return None
         indices = source.subscript_indices(self.context, base.parameter, node.slice)
@@ -176,7 +181,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return descriptions.attribute(self.context, base, node.attr, node)
             return node
         if isinstance(node, ast.Subscript):
-            if isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed:
+            if self.whole_indexed(node):
                 return node  # an element of the whole tensor: see source_subscript
             base = self.value(node.value)
             if isinstance(base, View):
