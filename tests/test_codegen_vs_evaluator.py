@@ -20,7 +20,7 @@ from support.base import ON_GPU
 
 import ninetoothed
 from ninetoothed import Tensor
-from ninetoothed.evaluate import evaluate
+from ninetoothed.arrangement.reference import evaluate
 
 DEVICE = "cuda" if ON_GPU else "cpu"
 

@@ -90,7 +90,7 @@ def test_ops_compile_after_other_frameworks_dtypes_were_named(poisoned: None) ->
     """The core memoises dtype names for every framework; NumPy's dtypes there made
     Dynamo (torch 2.11) refuse the ops' describe ("cannot determine whether the
     underlying object is hashable"): torch's adapter names torch dtypes itself."""
-    from ninetoothed.dtype import name_of
+    from ninetoothed.arrangement.dtype import name_of
 
     name_of(np.dtype("float16"))  # what JAX's and the evaluator's descriptions add
     inputs = _inputs()

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from ninetoothed import Tensor
+from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.errors import ArrangementError, MetaOperationError
-from ninetoothed.evaluate import evaluate
 
 
 def sizes_of(tensor: Tensor, shape: tuple[int, ...]) -> dict[str, int]:

@@ -7,7 +7,8 @@ import pytest
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Tensor, dtype
+from ninetoothed import Tensor
+from ninetoothed.arrangement import dtype
 from ninetoothed.errors import MetaOperationError
 from ninetoothed.ir import build_spec
 

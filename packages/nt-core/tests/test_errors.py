@@ -8,8 +8,8 @@ import re
 import pytest
 
 from ninetoothed import Symbol, Tensor
+from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.errors import ArrangementError, MetaOperationError, NineToothedError
-from ninetoothed.evaluate import evaluate
 from ninetoothed.ir import build_spec
 
 

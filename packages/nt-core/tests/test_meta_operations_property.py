@@ -1,6 +1,6 @@
 """Meta-operations against real tensor operations.
 
-For random chains of meta-operations, :func:`ninetoothed.evaluate.evaluate`
+For random chains of meta-operations, :func:`ninetoothed.arrangement.reference.evaluate`
 (which source element every element of every level reads, and which elements
 are masked) must agree with the same view built by torch on a tensor of source
 indices: ``torch.arange(numel).reshape(shape)`` viewed with ``unfold``,
@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from ninetoothed import Symbol, Tensor, block_size
-from ninetoothed.evaluate import evaluate
+from ninetoothed.arrangement.reference import evaluate
 
 SENTINEL = -1
 """The torch view's value for an element outside the source (a masked one)."""

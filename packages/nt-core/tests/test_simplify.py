@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ninetoothed import Symbol, Tensor
-from ninetoothed.simplify import simplify
+from ninetoothed.arrangement.simplify import simplify
 
 NAMES = ("a", "b", "c")
 OPERATIONS = {

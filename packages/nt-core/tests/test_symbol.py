@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ninetoothed import Symbol, Tensor, block_size
-from ninetoothed.symbol import evaluate
+from ninetoothed.arrangement.symbol import evaluate
 
 NAMES = ("a", "b", "c")
 

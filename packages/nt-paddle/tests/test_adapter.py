@@ -23,7 +23,7 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_paddle
 from ninetoothed import Tensor
-from ninetoothed.dtype import TRITON_DTYPES
+from ninetoothed.arrangement.dtype import TRITON_DTYPES
 from ninetoothed.errors import LaunchError
 from nt_paddle import adapter as adapter_module
 from nt_paddle.adapter import PaddleAdapter, PaddlePointer

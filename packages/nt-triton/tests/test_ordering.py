@@ -18,7 +18,7 @@ def run_decomposition(program_id: int, rows: int, columns: int, outer: bool) -> 
         "rows": rows,
         "columns": columns,
     }
-    from ninetoothed.symbol import Symbol
+    from ninetoothed.arrangement.symbol import Symbol
 
     statements = ordering.grouped_decomposition(
         Symbol(naming.PROGRAM_ID), Symbol("rows"), Symbol("columns"), outer

@@ -6,8 +6,8 @@ import pytest
 
 import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
+from ninetoothed.arrangement.symbol import is_power_of_two
 from ninetoothed.errors import CodegenError
-from ninetoothed.symbol import is_power_of_two
 from nt_triton import tuning
 
 

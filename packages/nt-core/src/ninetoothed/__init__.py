@@ -3,7 +3,7 @@
 The public surface is small and re-exported here: :class:`Symbol`,
 :class:`Tensor`, :func:`block_size`, :func:`make`, :func:`jit`,
 ``ninetoothed.language`` (``ntl``), upstream NineToothed's dtype constants
-(``ninetoothed.float16`` …, see :mod:`ninetoothed.dtype`), and for inspecting
+(``ninetoothed.float16`` …, see :mod:`ninetoothed.arrangement.dtype`), and for inspecting
 arrangements :func:`evaluate` plus upstream's :func:`eval` and :func:`subs`.
 For the frameworks' autodiff and vmap: :func:`functional`,
 :func:`differentiable` and :func:`batching` (:mod:`ninetoothed.autodiff`).
@@ -14,8 +14,7 @@ running kernels needs ``nt-triton`` and a framework adapter (``nt-torch``,
 """
 
 from ninetoothed import language
-from ninetoothed.autodiff import batching, differentiable, functional
-from ninetoothed.dtype import (
+from ninetoothed.arrangement.dtype import (
     bfloat16,
     float16,
     float32,
@@ -29,11 +28,12 @@ from ninetoothed.dtype import (
     uint32,
     uint64,
 )
+from ninetoothed.arrangement.reference import evaluate
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
+from ninetoothed.autodiff import batching, differentiable, functional
 from ninetoothed.eval import eval, subs
-from ninetoothed.evaluate import evaluate
 from ninetoothed.make import Kernel, build, jit, make
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 __version__ = "0.1.0"
 

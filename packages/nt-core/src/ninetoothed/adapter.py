@@ -30,10 +30,10 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
+from ninetoothed.arrangement._jagged import no_nested_tensors
 from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
-from ninetoothed.jagged import no_nested_tensors
 
 __all__ = ["Adapter", "cuda_index", "require_gpu"]
 
@@ -154,7 +154,9 @@ class Adapter:
         kwargs: Mapping[str, Any],
         describe: Callable[[Any], TensorInfo] | None = None,
     ) -> BoundCall:
-        """:meth:`bind` for a kernel with jagged parameters (see :mod:`ninetoothed.jagged`).
+        """:meth:`bind` for a kernel with jagged parameters.
+
+        (Jagged tensors' semantics: :mod:`ninetoothed.arrangement._jagged`.)
 
         The default refuses, naming the first jagged parameter: only frameworks
         with nested tensors (PyTorch) override it.  An override describes a

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike
-from ninetoothed.tensor import Tensor
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
+from ninetoothed.arrangement.tensor import Tensor
 
 _SHARED = "ninetoothed_shared_"
 """Names standing for what several parameters share (program index, subscript, tile)."""

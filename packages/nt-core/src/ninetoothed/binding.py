@@ -18,11 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from ninetoothed.agreement import Agreement
-from ninetoothed.dtype import CANONICAL_NAMES, TRITON_DTYPES
+from ninetoothed.arrangement.dtype import CANONICAL_NAMES, TRITON_DTYPES
+from ninetoothed.arrangement.symbol import is_power_of_two, takes_powers_of_two
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck
-from ninetoothed.symbol import is_power_of_two, takes_powers_of_two
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""

@@ -1,7 +1,7 @@
 """Upstream NineToothed's ``simulate_arrangement``: an arrangement as index tensors.
 
 Upstream runs a copying kernel to find which source element each element of an
-arrangement reads; here the reference evaluator (:mod:`ninetoothed.evaluate`)
+arrangement reads; here the reference evaluator (:mod:`ninetoothed.arrangement.reference`)
 answers the same question on the host, so no GPU is needed.  The result is
 returned as PyTorch tensors, as upstream returns it; PyTorch is imported only
 when this function is called.
@@ -13,9 +13,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 from ninetoothed.eval import eval as evaluate_indices
-from ninetoothed.tensor import Tensor
 
 __all__ = ["simulate_arrangement"]
 

@@ -21,12 +21,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ninetoothed._lazy_numpy import np
+from ninetoothed.arrangement.mapping import Binding, Dim, Requirement
+from ninetoothed.arrangement.reference import evaluate
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
-from ninetoothed.evaluate import evaluate
-from ninetoothed.lazy_numpy import np
-from ninetoothed.mapping import Binding, Dim, Requirement
-from ninetoothed.symbol import Symbol, SymbolLike
-from ninetoothed.tensor import Tensor
 
 __all__ = ["eval", "subs"]
 

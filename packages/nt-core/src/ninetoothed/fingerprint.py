@@ -39,9 +39,9 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.ir import KernelSpec
 from ninetoothed.language import LanguageReference
-from ninetoothed.symbol import Symbol
 
 TRUSTED_MODULES = ("ninetoothed", "nt_triton", "triton", "builtins", "math")
 """Modules whose functions and classes are fingerprinted by name (their code is

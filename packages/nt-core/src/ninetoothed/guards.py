@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ninetoothed.symbol import Symbol, names_of
+from ninetoothed.arrangement.symbol import Symbol, names_of
 from ninetoothed.usage import application_tree, namespace_of
 
 if TYPE_CHECKING:

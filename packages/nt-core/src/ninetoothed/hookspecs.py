@@ -36,7 +36,7 @@ class TensorInfo(NamedTuple):
     """What an adapter reports about one host tensor.
 
     ``dtype`` is a canonical name shared by every framework (see
-    :mod:`ninetoothed.dtype`): ``"float16"``, ``"bfloat16"``, ``"int8"``,
+    :mod:`ninetoothed.arrangement.dtype`): ``"float16"``, ``"bfloat16"``, ``"int8"``,
     ``"uint8"``, ``"bool"`` ….  ``strides`` are in elements, not bytes.
     ``device`` is ``"cpu"`` or ``"cuda:N"``.  (A named tuple: one is made per
     tensor per call, and this is the cheapest record Python has.)

@@ -16,14 +16,14 @@ from typing import Any
 
 from ninetoothed.agreement import Agreement
 from ninetoothed.agreement import derive as derive_agreements
-from ninetoothed.dtype import DataType
+from ninetoothed.arrangement._jagged import offset_groups
+from ninetoothed.arrangement.dtype import DataType
+from ninetoothed.arrangement.mapping import VARIABLE_PREFIX
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 from ninetoothed.guards import Conditional, conditional_parameters
-from ninetoothed.jagged import offset_groups
-from ninetoothed.mapping import VARIABLE_PREFIX
 from ninetoothed.pairing import paired_with_grid
-from ninetoothed.symbol import Symbol, SymbolLike, names_of
-from ninetoothed.tensor import Tensor
 from ninetoothed.usage import element_indexed, source_only_parameters, whole_indexed_parameters
 
 
@@ -209,7 +209,7 @@ class KernelSpec:
     @cached_property
     def jagged_groups(self) -> tuple[tuple[str, ...], ...]:
         """The jagged parameters, by name, grouped by the offsets they must share in a
-        call (:func:`ninetoothed.jagged.offset_groups`; computed once)."""
+        call (:func:`ninetoothed.arrangement._jagged.offset_groups`; computed once)."""
         return offset_groups(self.tensor_parameters, self.grid, self.agreements)
 
     @property

@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
 from ninetoothed import plugins
+from ninetoothed.arrangement.names import renamed
+from ninetoothed.arrangement.symbol import Symbol, is_block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError, MetaOperationError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.ir import KernelSpec, application_parameters, build_spec
-from ninetoothed.names import renamed
 from ninetoothed.options import AHEAD_OF_TIME, check_options
-from ninetoothed.symbol import Symbol, is_block_size
-from ninetoothed.tensor import Tensor
 
 
 class Kernel:

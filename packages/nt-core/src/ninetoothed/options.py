@@ -15,7 +15,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from ninetoothed.symbol import is_power_of_two
+from ninetoothed.arrangement.symbol import is_power_of_two
 
 BACKEND_OPTIONS = (
     "num_warps",

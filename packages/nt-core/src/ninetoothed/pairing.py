@@ -9,17 +9,23 @@ the grid's shape, each new index ``g`` standing for the tile at the linear
 position ``sum(g_d * stride_d)`` of its own level.  Upstream masks the tiles
 of programs past a tensor's own count and leaves a longer tensor's extra
 tiles untouched; here both tensors must have as many tiles as the grid, a
-:class:`~ninetoothed.mapping.Requirement` checked at launch.  ``(1, K)``
+:class:`~ninetoothed.arrangement.mapping.Requirement` checked at launch.  ``(1, K)``
 against ``(K,)``, ``(N, 1, K)`` against ``(N, K)`` (sizes 1 at launch) then
 pair tile for tile.
 """
 
 from __future__ import annotations
 
-from ninetoothed.mapping import Binding, Dim, Requirement, fresh_requirement_key, fresh_variable
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike, product
-from ninetoothed.tensor import Tensor
+from ninetoothed.arrangement.mapping import (
+    Binding,
+    Dim,
+    Requirement,
+    fresh_requirement_key,
+    fresh_variable,
+)
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, product
+from ninetoothed.arrangement.tensor import Tensor
 
 
 def paired_with_grid(name: str, arranged: Tensor, grid: tuple[SymbolLike, ...]) -> Tensor:

@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 from ninetoothed.eval import eval as evaluate_indices
-from ninetoothed.tensor import Tensor
 
 __all__ = [
     "LevelTiles",

@@ -35,8 +35,8 @@ from typing import Any, cast
 import jax
 
 from ninetoothed.adapter import Adapter, require_gpu
+from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall
-from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call

@@ -34,8 +34,8 @@ import paddle
 
 from ninetoothed import plugins
 from ninetoothed.adapter import Adapter, cuda_index
+from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall
-from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_paddle import static

@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from ninetoothed.adapter import Adapter, cuda_index
+from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall
-from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
 from nt_torch import jagged, launch_operator

@@ -4,7 +4,7 @@ A jagged parameter (``Tensor(ndim, jagged_dim=d)``) takes a nested tensor
 whose ragged dimension is ``d``.  It is described to the backend with the
 longest entry's length as the size of dimension ``d`` and stride 0 along the
 batch (its entries start at their offsets), and handed over as
-``(values, offsets, extent)``; see :mod:`ninetoothed.jagged` for the kernel's
+``(values, offsets, extent)``; see :mod:`ninetoothed.arrangement._jagged` for the kernel's
 side.  Every other parameter must be a dense tensor, and jagged parameters
 whose lengths shape the grid or are tied to one another must have the same
 offsets (:attr:`~ninetoothed.ir.KernelSpec.jagged_groups`).
@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import torch
 
+from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall, bind_call
-from ninetoothed.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec, ParameterCheck

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ninetoothed.symbol import SymbolLike
+from ninetoothed.arrangement.symbol import SymbolLike
 
 
 class ParameterKind(str, enum.Enum):

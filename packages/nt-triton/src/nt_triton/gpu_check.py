@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import triton.language as tl
 
-from ninetoothed.dtype import DataType, name_of, triton_type_name
+from ninetoothed.arrangement.dtype import DataType, name_of, triton_type_name
 from ninetoothed.errors import CodegenError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ninetoothed.arrangement.symbol import next_power_of_two
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec
-from ninetoothed.symbol import next_power_of_two
 from nt_triton import tuning
 from nt_triton.abi import KernelSignature, ParameterKind
 from nt_triton.cache import compiled
@@ -73,7 +73,8 @@ def host_source(spec: KernelSpec, generated: GeneratedSource) -> str:
     jagged = spec.jagged_parameters
     for parameter in generated.signature.host:
         if parameter.kind is ParameterKind.POINTER:
-            # A jagged tensor's entry is (values, offsets, extent): see ninetoothed.jagged.
+            # A jagged tensor's entry is (values, offsets, extent): see
+            # ninetoothed.arrangement._jagged.
             part = "[0]" if parameter.tensor_index in jagged else ""
             arguments.append(f"{n.HOST_POINTERS}[{parameter.tensor_index}]{part}")
         elif parameter.kind is ParameterKind.OFFSETS:

@@ -33,9 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ninetoothed.errors import CodegenError
-from ninetoothed.ir import KernelSpec
-from ninetoothed.symbol import (
+from ninetoothed.arrangement.symbol import (
     Symbol,
     SymbolLike,
     evaluate,
@@ -43,6 +41,8 @@ from ninetoothed.symbol import (
     next_power_of_two,
     takes_powers_of_two,
 )
+from ninetoothed.errors import CodegenError
+from ninetoothed.ir import KernelSpec
 from nt_triton import knobs
 from nt_triton.abi import KernelSignature
 from nt_triton.codegen import TileFootprint

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Pattern, Premade, Tile
-from ninetoothed.symbol import Symbol
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(

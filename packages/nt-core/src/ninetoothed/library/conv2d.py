@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import functools
 
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm, mm_split
 from ninetoothed.library.tiling import Premade
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 Pair = tuple[int, int]
 

@@ -10,9 +10,9 @@ pair of ops), and the normalised row is written once.  It reuses rms_norm's
 from __future__ import annotations
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.rms_norm import normalize
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, row_vector, rows
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(

@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, flat_blocks
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 Pair = tuple[int, int]
 

@@ -16,9 +16,9 @@ import functools
 from typing import Any
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, keep, leading, ones
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 BLOCK_SIZE_M = block_size(64, 256)
 BLOCK_SIZE_N = block_size(64, 256)

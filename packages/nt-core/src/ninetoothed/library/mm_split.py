@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import functools
 
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Premade, keep, leading, ones
-from ninetoothed.symbol import Symbol, SymbolLike
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(

@@ -9,8 +9,8 @@ so it adds nothing to the sum; the mean divides by the row's true length
 from __future__ import annotations
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, row_vector, rows
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(

@@ -15,9 +15,9 @@ from __future__ import annotations
 import functools
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(

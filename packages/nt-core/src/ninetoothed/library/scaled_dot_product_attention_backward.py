@@ -35,9 +35,9 @@ import functools
 from typing import Any
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 LOG2_E = 1.4426950408889634
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, rows
-from ninetoothed.tensor import Tensor
 
 
 def arrangement(input: Tensor, output: Tensor, dim: int = -1) -> tuple[Tensor, Tensor]:

@@ -12,9 +12,9 @@ others store the sum.
 from __future__ import annotations
 
 import ninetoothed.language as ntl
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Pattern, Premade, Tile, flat_blocks
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
 
 BLOCK_SIZE = block_size(256, 2048)
 """The tuned block: small enough that a small output still spreads over the GPU."""

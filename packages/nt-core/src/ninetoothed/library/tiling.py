@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ninetoothed.symbol import Symbol, block_size
-from ninetoothed.tensor import Tensor
+from ninetoothed.arrangement.symbol import Symbol, block_size
+from ninetoothed.arrangement.tensor import Tensor
 
 Tile = Any
 """An application's parameter: the tile a program gets (a Triton value)."""

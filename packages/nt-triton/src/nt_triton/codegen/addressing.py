@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ninetoothed.arrangement.mapping import Binding
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import Parameter
-from ninetoothed.mapping import Binding
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import divisibility, jagged, naming, ordering, separable
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import block_size, block_variables

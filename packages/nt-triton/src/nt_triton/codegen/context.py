@@ -18,10 +18,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+from ninetoothed.arrangement.mapping import Binding
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.ir import KernelSpec, Parameter
-from ninetoothed.mapping import Binding
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import naming
 
 

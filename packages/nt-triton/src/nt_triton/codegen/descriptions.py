@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import addressing, jagged, naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape

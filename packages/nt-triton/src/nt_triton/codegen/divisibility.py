@@ -2,7 +2,7 @@
 
 ``tile`` with the step equal to the tile size and no dilation binds the
 replaced index as ``outer * t + inner`` and checks it against the old size
-``n`` (:attr:`ninetoothed.mapping.Binding.divisor`).  With ``outer`` below its
+``n`` (:attr:`ninetoothed.arrangement.mapping.Binding.divisor`).  With ``outer`` below its
 count ``ceil(n / t)`` and ``inner`` below ``t`` (what the rest of the mask and
 the grid guarantee), the check holds for every element exactly when ``t``
 divides ``n``: every tile is whole.  Hand-written kernels assume it and load
@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import ast
 
-from ninetoothed.mapping import Binding
-from ninetoothed.symbol import Symbol, SymbolLike, binary, compare
+from ninetoothed.arrangement.mapping import Binding
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, binary, compare
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Alignment, Context
 

@@ -1,7 +1,7 @@
 """Jagged tensors in generated code: each tile's batch entry, its start and its length.
 
 A jagged parameter ``x`` (``Tensor(ndim, jagged_dim=d)``, see
-:mod:`ninetoothed.jagged`) comes with ``x_offsets``; its size along ``d``
+:mod:`ninetoothed.arrangement._jagged`) comes with ``x_offsets``; its size along ``d``
 (``x_size_d``) is the longest entry's length, which the grid and the
 outermost shapes use.  A tile reads batch entry ``b`` (its source index along
 dimension 0, which must not vary within the tile), so:
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import ast
 
+from ninetoothed.arrangement.mapping import Binding
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import Parameter
-from ninetoothed.mapping import Binding
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.syntax import call

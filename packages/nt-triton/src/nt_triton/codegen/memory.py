@@ -15,8 +15,8 @@ import ast
 import copy
 from collections.abc import Callable
 
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.codegen import jagged, naming, separable
 from nt_triton.codegen.addressing import addressing
 from nt_triton.codegen.context import Context, names_in

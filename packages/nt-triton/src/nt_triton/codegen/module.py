@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 
+from ninetoothed.arrangement.names import renamed
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.ir import KernelSpec
-from ninetoothed.names import renamed
-from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
 from nt_triton.codegen import inline, naming, ordering, persistence
 from nt_triton.codegen.application import ApplicationRewriter

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
-from ninetoothed.symbol import Symbol, SymbolLike
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from nt_triton.codegen import naming
 
 GROUP = 8

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 
+from ninetoothed.arrangement.symbol import SymbolLike
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import KernelSpec
-from ninetoothed.symbol import SymbolLike
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, names_in
 

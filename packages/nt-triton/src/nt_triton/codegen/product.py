@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ninetoothed.symbol import SymbolLike
+from ninetoothed.arrangement.symbol import SymbolLike
 from nt_triton.abi import KernelSignature
 
 

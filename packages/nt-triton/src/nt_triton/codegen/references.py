@@ -14,9 +14,9 @@ import numbers
 import types
 from typing import Any
 
-from ninetoothed.dtype import DataType, triton_name
+from ninetoothed.arrangement.dtype import DataType, triton_name
+from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.language import LIBDEVICE, TRITON_LANGUAGE, LanguageReference
-from ninetoothed.symbol import Symbol
 from nt_triton.codegen import inline, naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.syntax import dotted

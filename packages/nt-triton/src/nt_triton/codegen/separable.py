@@ -22,8 +22,8 @@ import ast
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from ninetoothed.simplify import simplify
-from ninetoothed.symbol import Symbol, SymbolLike, binary
+from ninetoothed.arrangement.simplify import simplify
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, binary
 
 Group = tuple[str, ...]
 

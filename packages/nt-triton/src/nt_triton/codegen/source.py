@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 
+from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.errors import CodegenError
 from ninetoothed.ir import Parameter
-from ninetoothed.symbol import Symbol
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.syntax import call, constant_int

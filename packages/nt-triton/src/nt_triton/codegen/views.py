@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.ir import Parameter
-from ninetoothed.tensor import Tensor
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.make import Kernel, make
-from ninetoothed.symbol import Symbol
 
 _PINNED: list[int | None] = [None]
 """The pinned block size (a plain list, which ``torch.compile`` traces; a

@@ -16,8 +16,10 @@ import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ninetoothed.arrangement.symbol import SymbolLike, names_of
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import SymbolLike, names_of
+
+__all__ = ["Binding", "Dim", "Requirement", "VARIABLE_PREFIX"]
 
 _variable_ids = itertools.count()
 

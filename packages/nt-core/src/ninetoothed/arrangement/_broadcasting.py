@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ninetoothed.checks import is_literal
+from ninetoothed.arrangement._checks import is_literal
+from ninetoothed.arrangement.symbol import SymbolLike
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import SymbolLike
+
+__all__ = ["broadcast_sizes"]
 
 
 def broadcast_sizes(

@@ -17,7 +17,9 @@ from __future__ import annotations
 import ast
 from typing import cast
 
-from ninetoothed.symbol import Symbol, SymbolLike, binary, compare
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, binary, compare
+
+__all__ = ["simplify"]
 
 
 def simplify(value: SymbolLike) -> SymbolLike:

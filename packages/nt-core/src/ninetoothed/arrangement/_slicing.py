@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ninetoothed.arrangement.mapping import Binding, Dim, fresh_variable
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, ceil_div
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.mapping import Binding, Dim, fresh_variable
-from ninetoothed.symbol import Symbol, SymbolLike, ceil_div
+
+__all__ = ["index_level"]
 
 
 def index_level(

@@ -13,11 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ninetoothed._lazy_numpy import np
+from ninetoothed.arrangement.mapping import Binding
+from ninetoothed.arrangement.symbol import SymbolLike, evaluate_with
+from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
-from ninetoothed.lazy_numpy import np
-from ninetoothed.mapping import Binding
-from ninetoothed.symbol import SymbolLike, evaluate_with
-from ninetoothed.tensor import Tensor
+
+__all__ = ["Evaluation", "concrete_values", "evaluate"]
 
 
 @dataclass(frozen=True)

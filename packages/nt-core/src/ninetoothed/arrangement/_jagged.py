@@ -39,12 +39,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import Symbol, SymbolLike, names_of
 
 if TYPE_CHECKING:
     from ninetoothed.agreement import Agreement
     from ninetoothed.ir import Parameter
+
+__all__ = ["check_jagged_dim", "check_jagged_size", "no_nested_tensors", "offset_groups"]
 
 
 def check_jagged_dim(jagged_dim: Any, ndim: int, name: str) -> int | None:

@@ -10,8 +10,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.symbol import Symbol, SymbolLike
+
+__all__ = [
+    "as_sequence",
+    "check_length",
+    "check_rank",
+    "check_size",
+    "is_literal",
+    "is_minus_one",
+    "normalize_dims",
+    "normalize_index",
+    "per_dim_options",
+    "same_size",
+]
 
 
 def as_sequence(values: Any, operation: str, parameter: str) -> tuple[Any, ...]:

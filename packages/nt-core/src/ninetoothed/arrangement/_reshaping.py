@@ -1,10 +1,10 @@
 """The index arithmetic of ``tile``, ``flatten`` and ``pad``, apart from :class:`Tensor`.
 
-:mod:`ninetoothed.tensor` checks a meta-operation's arguments and assembles the
+:mod:`ninetoothed.arrangement.tensor` checks a meta-operation's arguments and assembles the
 new tensor; the functions here compute what replaces the old dimensions: how
 many tiles fit a dimension, the bindings of dimensions merged into one, and
 the dimensions and bindings of a padded (or cropped) level.  See the table of
-bindings in :mod:`ninetoothed.tensor`'s docstring.
+bindings in :mod:`ninetoothed.arrangement.tensor`'s docstring.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ninetoothed.checks import check_size, is_literal
+from ninetoothed.arrangement._checks import check_size, is_literal
+from ninetoothed.arrangement.mapping import Binding, Dim, fresh_variable
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.mapping import Binding, Dim, fresh_variable
-from ninetoothed.symbol import Symbol, SymbolLike
+
+__all__ = ["flatten_range", "merged_bindings", "padded_dims", "pairs_from_flat", "tile_count"]
 
 
 def tile_count(

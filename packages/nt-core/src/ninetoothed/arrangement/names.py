@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+__all__ = ["GENERATED_PREFIX", "renamed"]
+
 GENERATED_PREFIX = "ninetoothed_tensor_"
 """The start of every generated tensor name."""
 
