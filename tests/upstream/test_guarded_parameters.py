@@ -1,4 +1,4 @@
-"""Placeholders for parameters a constexpr flag switches off (``ninetoothed.guards``).
+"""Placeholders for parameters a constexpr flag switches off (``ninetoothed.spec._guards``).
 
 Upstream's operator libraries pass a placeholder for an absent optional input
 (attention's mask as a meta tensor, a loss's weight as an int64 dummy) with a

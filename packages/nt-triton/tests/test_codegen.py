@@ -14,7 +14,7 @@ import pytest
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
-from ninetoothed.ir import KernelSpec, build_spec
+from ninetoothed.spec.kernel_spec import KernelSpec, build_spec
 from nt_triton import codegen
 
 BLOCK = Symbol("BLOCK", meta=True)

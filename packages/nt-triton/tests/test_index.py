@@ -27,7 +27,7 @@ import torch
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
-from ninetoothed.fingerprint import spec_fingerprint
+from ninetoothed.spec.fingerprint import spec_fingerprint
 from nt_triton import codegen, index, knobs
 
 BLOCK = Symbol("BLOCK", meta=True)

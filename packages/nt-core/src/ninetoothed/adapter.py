@@ -94,7 +94,7 @@ class Adapter:
 
     def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
         """A new tensor of ``shape``, canonical ``dtype`` and ``device``, handed to the
-        kernel for a parameter the call leaves unused (see :mod:`ninetoothed.guards`);
+        kernel for a parameter the call leaves unused (see :mod:`ninetoothed.spec._guards`);
         None (the default) where the framework makes none: every parameter is checked."""
         return None
 

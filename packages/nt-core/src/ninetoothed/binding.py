@@ -5,9 +5,9 @@ count, which arguments are tensors and which scalars, ranks, declared sizes
 and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
 arguments that give constexpr and run-time symbols (or pin meta symbols,
 skipping auto-tuning), and the source sizes the arrangement ties together
-(:mod:`ninetoothed.agreement`, derived once per kernel).  A tensor parameter
+(:mod:`ninetoothed.spec._agreement`, derived once per kernel).  A tensor parameter
 that only constexpr-guarded code touches, and that this call's constexprs
-switch off (:mod:`ninetoothed.guards`), is unused: its argument (a placeholder,
+switch off (:mod:`ninetoothed.spec._guards`), is unused: its argument (a placeholder,
 as upstream's libraries pass) is checked for its kind and rank only, ties no
 size, and the kernel gets a one-element stand-in of the call's device.
 """
@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
-from ninetoothed.agreement import Agreement
 from ninetoothed.arrangement.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.arrangement.symbol import is_power_of_two, takes_powers_of_two
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.ir import KernelSpec, ParameterCheck
+from ninetoothed.spec._agreement import Agreement
+from ninetoothed.spec.kernel_spec import KernelSpec, ParameterCheck
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""

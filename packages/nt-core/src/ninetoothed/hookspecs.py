@@ -3,7 +3,7 @@
 Two kinds of plugin exist:
 
 * a **code-generation backend** (``nt-triton``) turns a validated
-  :class:`ninetoothed.ir.KernelSpec` into a :class:`GeneratedKernel`;
+  :class:`ninetoothed.spec.kernel_spec.KernelSpec` into a :class:`GeneratedKernel`;
 * a **framework adapter** (``nt-torch``, ``nt-paddle``, ``nt-jax``) recognises
   a host tensor, describes it (shape, strides, dtype, device, data pointer)
   and launches a generated kernel on it, through the kernel's surface only
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import pluggy
 
 if TYPE_CHECKING:
-    from ninetoothed.ir import KernelSpec
+    from ninetoothed.spec.kernel_spec import KernelSpec
 
 PROJECT_NAME = "ninetoothed"
 """The pluggy project name, which is also the entry-point group plugins use."""

@@ -13,8 +13,8 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError, MetaOperationError
 from ninetoothed.hookspecs import GeneratedKernel
-from ninetoothed.ir import KernelSpec, application_parameters, build_spec
 from ninetoothed.options import AHEAD_OF_TIME, check_options
+from ninetoothed.spec.kernel_spec import KernelSpec, application_parameters, build_spec
 
 
 class Kernel:

@@ -7,7 +7,7 @@ batch (its entries start at their offsets), and handed over as
 ``(values, offsets, extent)``; see :mod:`ninetoothed.arrangement._jagged` for the kernel's
 side.  Every other parameter must be a dense tensor, and jagged parameters
 whose lengths shape the grid or are tied to one another must have the same
-offsets (:attr:`~ninetoothed.ir.KernelSpec.jagged_groups`).
+offsets (:attr:`~ninetoothed.spec.kernel_spec.KernelSpec.jagged_groups`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.ir import KernelSpec, ParameterCheck
+from ninetoothed.spec.kernel_spec import KernelSpec, ParameterCheck
 
 
 def bind(

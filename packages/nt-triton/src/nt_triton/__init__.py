@@ -1,6 +1,6 @@
 """NineToothed's Triton code generator.
 
-Turns a validated :class:`ninetoothed.ir.KernelSpec` into a Triton kernel
+Turns a validated :class:`ninetoothed.spec.kernel_spec.KernelSpec` into a Triton kernel
 and launches it.  It is found by ``ninetoothed`` through the ``ninetoothed``
 entry-point group (see :mod:`nt_triton.plugin`); users do not import it
 directly.  The modules, in the order a kernel goes through them:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import cache, codegen, gpu_check, index, knobs, tuning
 from nt_triton.abi import ParameterKind
 from nt_triton.codegen import GeneratedSource

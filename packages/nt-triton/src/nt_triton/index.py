@@ -2,7 +2,7 @@
 
 Code generation, the tuning space, the host code and (under the interpreter)
 the GPU front-end check are pure functions of what
-:func:`ninetoothed.fingerprint.spec_fingerprint` hashes, plus this backend's
+:func:`ninetoothed.spec.fingerprint.spec_fingerprint` hashes, plus this backend's
 context (:func:`context`: the versions and source files of NineToothed,
 nt-triton and Triton, and the knobs code generation reads).  Their products
 are kept under that fingerprint twice:
@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.fingerprint import spec_fingerprint
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.fingerprint import spec_fingerprint
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import cache, knobs, tuning
 from nt_triton.codegen import GeneratedSource
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import PreparedLaunch
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import cache, failures, knobs, tuning
 from nt_triton.abi import KernelSignature
 from nt_triton.codegen import GeneratedSource

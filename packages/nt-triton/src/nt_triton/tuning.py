@@ -42,7 +42,7 @@ from ninetoothed.arrangement.symbol import (
     takes_powers_of_two,
 )
 from ninetoothed.errors import CodegenError
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import knobs
 from nt_triton.abi import KernelSignature
 from nt_triton.codegen import TileFootprint

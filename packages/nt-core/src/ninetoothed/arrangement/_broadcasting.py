@@ -7,7 +7,7 @@ A dimension whose size is a symbol is kept as it is, even where it is 1 at
 run time: ``Tensor(shape=(1, None))`` declares a broadcast row, ``Tensor(2)``
 a matrix whose sizes must match.  Whether kept sizes agree with the other
 tensor's is then checked where sizes are compared (the launch grid, and the
-agreements :mod:`ninetoothed.agreement` derives), never assumed; two
+agreements :mod:`ninetoothed.spec._agreement` derives), never assumed; two
 different literal sizes are refused at once.
 """
 

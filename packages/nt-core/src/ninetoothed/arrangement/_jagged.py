@@ -43,8 +43,8 @@ from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.errors import MetaOperationError
 
 if TYPE_CHECKING:
-    from ninetoothed.agreement import Agreement
-    from ninetoothed.ir import Parameter
+    from ninetoothed.spec._agreement import Agreement
+    from ninetoothed.spec.kernel_spec import Parameter
 
 __all__ = ["check_jagged_dim", "check_jagged_size", "no_nested_tensors", "offset_groups"]
 

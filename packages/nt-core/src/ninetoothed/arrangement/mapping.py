@@ -60,7 +60,7 @@ class Binding:
     may_be_negative: bool = False
     sliced: bool = False
     """Made by a slice or ``pad``: the new dimension's extent, not the source size,
-    bounds the walk (so :mod:`ninetoothed.agreement` ties no size through it)."""
+    bounds the walk (so :mod:`ninetoothed.spec._agreement` ties no size through it)."""
     divisor: SymbolLike | None = None
     """Set by ``tile`` with the step equal to the tile size and no dilation (not floored):
     the tile size ``t`` of ``outer * t + inner``.  With ``outer`` below its count

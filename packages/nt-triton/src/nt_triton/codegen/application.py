@@ -21,7 +21,7 @@ import itertools
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.ir import Parameter
+from ninetoothed.spec.kernel_spec import Parameter
 from nt_triton.codegen import descriptions, inline, memory, naming, source
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape
@@ -129,14 +129,14 @@ class ApplicationRewriter(ast.NodeTransformer):
 
     def whole_indexed(self, node: ast.Subscript) -> bool:
         """Whether ``node`` subscripts a parameter the spec reads as the whole tensor
-        (:attr:`~ninetoothed.ir.KernelSpec.whole_indexed`)."""
+        (:attr:`~ninetoothed.spec.kernel_spec.KernelSpec.whole_indexed`)."""
         return isinstance(node.value, ast.Name) and node.value.id in self.spec.whole_indexed
 
     def source_subscript(self, node: ast.Subscript) -> tuple[Parameter, list[ast.expr]] | None:
         """For ``x.source[indices]``: the parameter and the rewritten index expressions.
 
         Also for ``x[indices]`` of a parameter the spec reads as the whole tensor
-        (:attr:`~ninetoothed.ir.KernelSpec.whole_indexed`)."""
+        (:attr:`~ninetoothed.spec.kernel_spec.KernelSpec.whole_indexed`)."""
         base = self.value(node.value)
         if self.whole_indexed(node) and isinstance(base, View):
             base = SourceView(base.parameter)
@@ -444,7 +444,7 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_IfExp(self, node: ast.IfExp) -> ast.expr:
         # Only the branch the condition selects runs (a constexpr condition compiles
         # only that one), so its loads stay in it: hoisted before the statement, they
-        # would read a tensor the call may leave unused (see ninetoothed.guards).
+        # would read a tensor the call may leave unused (see ninetoothed.spec._guards).
         node.test = self.visit(node.test)
         hoisting, branching = self.hoisting, self.branching
         self.hoisting, self.branching = False, hoisting or branching

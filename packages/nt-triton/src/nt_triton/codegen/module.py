@@ -15,7 +15,7 @@ import ast
 
 from ninetoothed.arrangement.names import renamed
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton.abi import KernelParameter, KernelSignature, ParameterKind
 from nt_triton.codegen import inline, naming, ordering, persistence
 from nt_triton.codegen.application import ApplicationRewriter

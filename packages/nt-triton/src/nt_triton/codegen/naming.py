@@ -183,7 +183,7 @@ unused; padding sizes; pinned meta values)."""
 
 UNUSED = f"{PREFIX}unused"
 """The host's set of the tensor parameters (indices) a call leaves unused, whose shape
-checks it skips (see :mod:`ninetoothed.guards`)."""
+checks it skips (see :mod:`ninetoothed.spec._guards`)."""
 
 NEW_TUPLE = f"{PREFIX}new_tuple"
 PLAN = f"{PREFIX}plan"

@@ -20,7 +20,7 @@ import ast
 
 from ninetoothed.arrangement.symbol import SymbolLike
 from ninetoothed.errors import CodegenError
-from ninetoothed.ir import KernelSpec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, names_in
 

@@ -14,17 +14,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ninetoothed.agreement import Agreement
-from ninetoothed.agreement import derive as derive_agreements
 from ninetoothed.arrangement._jagged import offset_groups
 from ninetoothed.arrangement.dtype import DataType
 from ninetoothed.arrangement.mapping import VARIABLE_PREFIX
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
-from ninetoothed.guards import Conditional, conditional_parameters
-from ninetoothed.pairing import paired_with_grid
-from ninetoothed.usage import element_indexed, source_only_parameters, whole_indexed_parameters
+from ninetoothed.spec._agreement import Agreement
+from ninetoothed.spec._agreement import derive as derive_agreements
+from ninetoothed.spec._guards import Conditional, conditional_parameters
+from ninetoothed.spec._pairing import paired_with_grid
+from ninetoothed.spec._usage import (
+    element_indexed,
+    source_only_parameters,
+    whole_indexed_parameters,
+)
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,7 @@ class KernelSpec:
     """Parameters the arrangement returned unchanged and the application reads and
     writes only element by element with one index per dimension (``x[i, j]``): as
     upstream, each such subscript is an element of the whole tensor, ``x.source[i, j]``
-    (:func:`~ninetoothed.usage.whole_indexed_parameters`)."""
+    (:func:`~ninetoothed.spec._usage.whole_indexed_parameters`)."""
 
     positional_symbols: tuple[str, ...] = field(init=False)
     """The constexpr symbols a call may give positionally, after the parameters.
@@ -162,7 +166,7 @@ class KernelSpec:
 
     @cached_property
     def conditional(self) -> tuple[Conditional, ...]:
-        """Tensor parameters only constexpr-guarded code touches (see :mod:`ninetoothed.guards`)."""
+        """Tensor parameters that only constexpr-guarded code touches (see ``_guards``)."""
         return conditional_parameters(self)
 
     def unused_parameters(self, values: Mapping[str, Any]) -> frozenset[int]:
@@ -389,7 +393,7 @@ def align_outermost_ranks(
     weight) address the same tiles.  Such a level is rearranged to the first
     tensor's shape (squeezing its 1s, inserting the first's), which keeps
     that addressing; other differences in rank get upstream's pairing of
-    tiles program by program (:func:`~ninetoothed.pairing.paired_with_grid`,
+    tiles program by program (:func:`~ninetoothed.spec._pairing.paired_with_grid`,
     checked at launch), and what still differs is left for
     :func:`check_outermost_shapes` to report.  Parameters in ``apart`` are
     left as they are (see :func:`_gridded`).

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ninetoothed.arrangement.symbol import Symbol, names_of
-from ninetoothed.usage import application_tree, namespace_of
+from ninetoothed.spec._usage import application_tree, namespace_of
 
 if TYPE_CHECKING:
-    from ninetoothed.ir import KernelSpec, Parameter
+    from ninetoothed.spec.kernel_spec import KernelSpec, Parameter
 
 Condition = Callable[[Mapping[str, Any]], Any]
 """A constexpr condition compiled to a function of the call's constexpr values."""

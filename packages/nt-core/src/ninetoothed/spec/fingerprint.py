@@ -1,6 +1,6 @@
 """Fingerprints of everything code generation reads, so generated kernels can be reused.
 
-A code-generation backend turns a :class:`~ninetoothed.ir.KernelSpec` into a
+A code-generation backend turns a :class:`~ninetoothed.spec.kernel_spec.KernelSpec` into a
 kernel; what it reads is the spec (the arranged tensors, the symbols, the
 options, the name) and the application (its source, through the code object
 compiled from it, and the values its names resolve to: globals, closure
@@ -40,8 +40,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ninetoothed.arrangement.symbol import Symbol
-from ninetoothed.ir import KernelSpec
 from ninetoothed.language import LanguageReference
+from ninetoothed.spec.kernel_spec import KernelSpec
 
 TRUSTED_MODULES = ("ninetoothed", "nt_triton", "triton", "builtins", "math")
 """Modules whose functions and classes are fingerprinted by name (their code is
