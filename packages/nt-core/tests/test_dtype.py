@@ -10,7 +10,7 @@ import ninetoothed.language as ntl
 from ninetoothed import Tensor
 from ninetoothed.arrangement import dtype
 from ninetoothed.errors import MetaOperationError
-from ninetoothed.spec.kernel_spec import build_spec
+from ninetoothed.spec._build import build_spec
 
 
 class FrameworkDtype:

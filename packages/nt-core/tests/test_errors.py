@@ -10,7 +10,7 @@ import pytest
 from ninetoothed import Symbol, Tensor
 from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.errors import ArrangementError, MetaOperationError, NineToothedError
-from ninetoothed.spec.kernel_spec import build_spec
+from ninetoothed.spec._build import build_spec
 
 
 def matrix(name="x", shape=(4, 8)):

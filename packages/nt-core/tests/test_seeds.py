@@ -21,7 +21,7 @@ import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.arrangement.symbol import evaluate
 from ninetoothed.errors import ArrangementError
-from ninetoothed.spec.kernel_spec import build_spec
+from ninetoothed.spec._build import build_spec
 
 SOURCE_ROOT = Path(ninetoothed.__file__).resolve().parents[1]
 """The ``src`` folder holding the ``ninetoothed`` package."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from ninetoothed import Symbol, Tensor
-from ninetoothed.spec.kernel_spec import build_spec
+from ninetoothed.spec._build import build_spec
 from nt_triton import codegen, tuning
 from nt_triton.abi import KernelSignature, ParameterKind
 

@@ -14,7 +14,8 @@ import pytest
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
-from ninetoothed.spec.kernel_spec import KernelSpec, build_spec
+from ninetoothed.spec._build import build_spec
+from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import codegen
 
 BLOCK = Symbol("BLOCK", meta=True)

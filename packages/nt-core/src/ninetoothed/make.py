@@ -14,7 +14,8 @@ from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError, MetaOperationError
 from ninetoothed.hookspecs import GeneratedKernel
 from ninetoothed.options import AHEAD_OF_TIME, check_options
-from ninetoothed.spec.kernel_spec import KernelSpec, application_parameters, build_spec
+from ninetoothed.spec._build import application_parameters, build_spec
+from ninetoothed.spec.kernel_spec import KernelSpec
 
 
 class Kernel:

@@ -21,7 +21,8 @@ from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
-from ninetoothed.spec.kernel_spec import KernelSpec, ParameterCheck
+from ninetoothed.spec.kernel_spec import KernelSpec
+from ninetoothed.spec.parameter import ParameterCheck
 
 
 def bind(

@@ -24,7 +24,7 @@ Upstream NineToothed's semantics, which this module and the backends follow:
   parameter walked below the grid alone (the keys of variable-length
   attention, ``cu_seqlens_k`` beside the queries' ``cu_seqlens_q``) may have
   its own, as upstream allows: each tensor is masked by its own lengths
-  (:func:`offset_groups`).
+  (:func:`ninetoothed.spec._jagged_groups.offset_groups`).
 
 Supported: every meta-operation on the other tensors (``expand`` to the
 jagged size, as upstream's copy does), and on the jagged tensor every
@@ -36,17 +36,12 @@ from frameworks without nested tensors (PaddlePaddle, JAX).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
+from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.errors import MetaOperationError
 
-if TYPE_CHECKING:
-    from ninetoothed.spec._agreement import Agreement
-    from ninetoothed.spec.kernel_spec import Parameter
-
-__all__ = ["check_jagged_dim", "check_jagged_size", "no_nested_tensors", "offset_groups"]
+__all__ = ["check_jagged_dim", "check_jagged_size", "no_nested_tensors"]
 
 
 def check_jagged_dim(jagged_dim: Any, ndim: int, name: str) -> int | None:
@@ -82,50 +77,3 @@ def no_nested_tensors(kernel_name: str, parameter: str, jagged_dim: int, framewo
         f"which takes a torch nested tensor (layout=torch.jagged); {framework} has no nested "
         "tensors, so kernels with jagged parameters run on PyTorch only"
     )
-
-
-def offset_groups(
-    tensors: Sequence[Parameter],
-    grid: Sequence[SymbolLike],
-    agreements: Sequence[Agreement],
-) -> tuple[tuple[str, ...], ...]:
-    """The jagged parameters of ``tensors`` (tensor parameters, in order) grouped by
-    the offsets they must share in a call (see the module docstring), by name.
-
-    Two are grouped when both jagged sizes appear in the grid or an outermost
-    shape, when an agreement ties their jagged dimensions, or when one's
-    jagged size appears in a level of the other's below the grid.  A parameter alone in its
-    group may have offsets of its own.
-    """
-    dims = {
-        index: parameter.source.jagged_dim
-        for index, parameter in enumerate(tensors)
-        if parameter.source.jagged_dim is not None
-    }
-    jagged = {index: tensors[index].source.size_string(dim) for index, dim in dims.items()}
-    group = {index: index for index in jagged}
-
-    def root(index: int) -> int:
-        while group[index] != index:
-            index = group[index]
-        return index
-
-    def join(indices: Sequence[int]) -> None:
-        for index in indices[1:]:
-            group[root(index)] = root(indices[0])
-
-    outermost = set(names_of(tuple(grid)))
-    for parameter in tensors:
-        outermost |= names_of(tuple(parameter.arranged.shape)).keys()
-    join([index for index, size in jagged.items() if size in outermost])
-    for index, size in jagged.items():
-        for other in jagged:
-            levels = tensors[other].arranged.levels()[1:]  # the outermost: just above
-            if other != index and any(size in names_of(tuple(lv.shape)) for lv in levels):
-                join([index, other])
-    for agreement in agreements:
-        join([t for t, dim in agreement.dims if dims.get(t) == dim])
-    members: dict[int, list[str]] = {}
-    for index in jagged:
-        members.setdefault(root(index), []).append(tensors[index].name)
-    return tuple(tuple(names) for names in members.values())

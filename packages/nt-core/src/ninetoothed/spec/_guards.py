@@ -34,13 +34,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ninetoothed.arrangement.symbol import Symbol, names_of
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.spec._usage import application_tree, namespace_of
-
-if TYPE_CHECKING:
-    from ninetoothed.spec.kernel_spec import KernelSpec, Parameter
+from ninetoothed.spec.parameter import Parameter
 
 Condition = Callable[[Mapping[str, Any]], Any]
 """A constexpr condition compiled to a function of the call's constexpr values."""
@@ -81,10 +79,16 @@ def _off(path: Path, values: Mapping[str, Any]) -> bool:
     return False
 
 
-def conditional_parameters(spec: KernelSpec) -> tuple[Conditional, ...]:
-    """The tensor parameters of ``spec`` that the rule above may leave unused."""
-    tensors = spec.tensor_parameters
-    tree = application_tree(spec.application)
+def conditional_parameters(
+    application: Callable[..., Any],
+    parameters: Sequence[Parameter],
+    constexpr_symbols: Mapping[str, Symbol],
+    grid: Sequence[SymbolLike],
+) -> tuple[Conditional, ...]:
+    """The tensor parameters among ``parameters`` (a kernel's, in order, with its
+    constexpr symbols and launch grid) that the rule above may leave unused."""
+    tensors = [p for p in parameters if not p.is_scalar]
+    tree = application_tree(application)
     if tree is None:
         return ()
     definition = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
@@ -94,8 +98,8 @@ def conditional_parameters(spec: KernelSpec) -> tuple[Conditional, ...]:
     found: dict[str, list[tuple[tuple[ast.expr, bool], ...]]] = {name: [] for name in names}
     for name, path in _occurrences(definition, (), names, definition):
         found[name].append(path)
-    known = _constexpr_names(spec, definition)
-    entangled = _entangled(spec)
+    known = _constexpr_names(application, parameters, constexpr_symbols, definition)
+    entangled = _entangled(tensors, grid)
     result = []
     for index, parameter in enumerate(tensors):
         paths = found[parameter.name]
@@ -142,7 +146,12 @@ def _occurrences(
         yield from _occurrences(child, path, names, root)
 
 
-def _constexpr_names(spec: KernelSpec, definition: ast.FunctionDef) -> frozenset[str]:
+def _constexpr_names(
+    application: Callable[..., Any],
+    parameters: Sequence[Parameter],
+    constexpr_symbols: Mapping[str, Symbol],
+    definition: ast.FunctionDef,
+) -> frozenset[str]:
     """The names whose value a call's constexprs give, and which the application never
     rebinds: constexpr scalar parameters, and constexpr symbols it names directly."""
     rebound = {
@@ -162,21 +171,19 @@ def _constexpr_names(spec: KernelSpec, definition: ast.FunctionDef) -> frozenset
         if isinstance(node, (ast.Global, ast.Nonlocal))
         for name in node.names
     }
-    parameters = {p.name: p for p in spec.parameters}
-    scalars = {p.name for p in spec.parameters if p.is_scalar and p.source.constexpr}
-    namespace = namespace_of(spec.application)
+    names = {p.name for p in parameters}
+    scalars = {p.name for p in parameters if p.is_scalar and p.source.constexpr}
+    namespace = namespace_of(application)
     symbols = {
         name
-        for name in spec.constexpr_symbols
-        if name not in parameters
-        and isinstance(namespace.get(name, spec.constexpr_symbols[name]), Symbol)
+        for name in constexpr_symbols
+        if name not in names and isinstance(namespace.get(name, constexpr_symbols[name]), Symbol)
     }
     return frozenset((scalars | symbols) - rebound)
 
 
-def _entangled(spec: KernelSpec) -> set[str]:
+def _entangled(tensors: Sequence[Parameter], grid: Sequence[SymbolLike]) -> set[str]:
     """Tensor parameters whose sizes or strides the grid or another parameter reads."""
-    tensors = spec.tensor_parameters
     own = {
         p.name: {
             name
@@ -185,12 +192,12 @@ def _entangled(spec: KernelSpec) -> set[str]:
         }
         for p in tensors
     }
-    grid = set(names_of(spec.grid))
+    gridded = set(names_of(tuple(grid)))
     read = {p.name: _names_read(p) for p in tensors}
     return {
         p.name
         for p in tensors
-        if own[p.name] & grid
+        if own[p.name] & gridded
         or any(own[p.name] & read[q.name] for q in tensors if q.name != p.name)
     }
 

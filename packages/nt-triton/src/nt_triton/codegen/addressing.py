@@ -19,7 +19,7 @@ from ninetoothed.arrangement.mapping import Binding
 from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import divisibility, jagged, naming, ordering, separable
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.geometry import block_size, block_variables

@@ -21,7 +21,7 @@ import itertools
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import descriptions, inline, memory, naming, source
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.geometry import tile_shape

@@ -21,7 +21,8 @@ from typing import Any
 from ninetoothed.arrangement.mapping import Binding
 from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
-from ninetoothed.spec.kernel_spec import KernelSpec, Parameter
+from ninetoothed.spec.kernel_spec import KernelSpec
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import naming
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, next_power_of_two
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, PaddedSize, names_in
 from nt_triton.codegen.views import View

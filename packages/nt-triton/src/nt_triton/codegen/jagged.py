@@ -25,7 +25,7 @@ import ast
 from ninetoothed.arrangement.mapping import Binding
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context, names_in
 from nt_triton.codegen.syntax import call

@@ -15,7 +15,7 @@ import ast
 
 from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.errors import CodegenError
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 from nt_triton.codegen import naming
 from nt_triton.codegen.context import Context
 from nt_triton.codegen.syntax import call, constant_int

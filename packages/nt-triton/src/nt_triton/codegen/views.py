@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.spec.kernel_spec import Parameter
+from ninetoothed.spec.parameter import Parameter
 
 
 @dataclass(frozen=True)
