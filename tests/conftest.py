@@ -36,7 +36,7 @@ def framework(request: pytest.FixtureRequest):
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many calls were validated (``Adapter.bind``) and how many made a fast-path
     plan (``FastLauncher.launch_bound``); reset by assigning zeros."""
-    from ninetoothed.adapter import Adapter
+    from ninetoothed.runtime.adapter import Adapter
     from nt_triton.launch.fastpath import FastLauncher
 
     seen = {"bind": 0, "plan": 0}

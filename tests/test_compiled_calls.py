@@ -135,10 +135,10 @@ def test_a_first_call_traced_after_the_registry_changed(poisoned: None) -> None:
     """Registering a plugin forgets which adapter takes which type; the created
     adapters' types must come back, or a kernel's first call traced by Dynamo asks
     the pluggy hook, which it cannot trace (seen on the GPU: a fullgraph error)."""
-    ninetoothed.plugins.register(_Unrelated(), name="unrelated")
-    ninetoothed.plugins.unregister("unrelated")
+    ninetoothed.runtime.plugins.register(_Unrelated(), name="unrelated")
+    ninetoothed.runtime.plugins.unregister("unrelated")
     # torch 2.13's Dynamo traces pluggy, torch 2.11's does not: check the lookup too.
-    remembered = ninetoothed.plugins._adapter_by_type.get(torch.Tensor)
+    remembered = ninetoothed.runtime.plugins._adapter_by_type.get(torch.Tensor)
     assert remembered is not None and remembered.name == "torch"
     kernel = ninetoothed.make(
         lambda x, y: (x.tile((16,)), y.tile((16,))), _doubled, (Tensor(1), Tensor(1))

@@ -20,7 +20,7 @@ from support.base import ON_GPU
 from support.divisible import FLAT_ADD, MM
 from support.library import assert_close, f64, random
 
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton.abi import ParameterKind
 from nt_triton.kernel import TritonKernel
 

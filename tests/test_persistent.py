@@ -20,7 +20,7 @@ from support.library import assert_close, f64, random
 import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import CodegenError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton import persistence
 from nt_triton.kernel import TritonKernel
 

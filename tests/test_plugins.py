@@ -17,8 +17,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from ninetoothed import plugins
-from ninetoothed.hookspecs import hookimpl
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.hookspecs import hookimpl
 
 # entry-point name -> (distribution, plugin module)
 INSTALLED_PLUGINS = {
@@ -57,7 +57,8 @@ def test_loading_plugins_imports_no_framework_or_triton() -> None:
         """
         import sys
         import numpy
-        from ninetoothed import errors, plugins
+        from ninetoothed import errors
+        from ninetoothed.runtime import plugins
         plugins.plugin_manager()
         for obj in ([1.0], numpy.ones(3)):
             try:

@@ -183,7 +183,7 @@ def _softmax_tensors():
 
 
 def _torch_adapter():
-    from ninetoothed import plugins
+    from ninetoothed.runtime import plugins
 
     return plugins.adapter_for(torch.empty(0))
 

@@ -3,7 +3,7 @@
 Run after ``mkdocs build`` (``nox -s docs`` does): for each name in the
 ``__all__`` of ``ninetoothed`` and of the framework packages, the site must
 have a heading whose id ends with that name (mkdocstrings names headings by
-their full path, e.g. ``ninetoothed.make.make``).  Reads ``__all__`` from the
+their full path, e.g. ``ninetoothed.runtime.make.make``).  Reads ``__all__`` from the
 sources, so nothing is imported.  Exits non-zero naming what is missing.
 """
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import torch
 
-from ninetoothed import plugins
 from ninetoothed.library.frontend import kernels as library
+from ninetoothed.runtime import plugins
 from nt_torch import launch_operator
 from nt_torch.adapter import TorchAdapter, traced
 from nt_torch.fastpath import KEY_READS, MISS_WHEN, guard_factory

@@ -22,7 +22,7 @@ from support.library import assert_close, f64, random
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Tensor
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 
 DEVICE = "cuda" if ON_GPU else "cpu"
 

@@ -1,10 +1,10 @@
-"""``ninetoothed.options.check_options``: every option checked before generation."""
+"""``ninetoothed.runtime.options.check_options``: every option checked before generation."""
 
 from __future__ import annotations
 
 import pytest
 
-from ninetoothed.options import check_options
+from ninetoothed.runtime.options import check_options
 
 KEYWORDS = ("name", "backend")
 

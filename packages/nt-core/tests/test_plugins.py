@@ -1,4 +1,4 @@
-"""Plugin discovery and dispatch (``ninetoothed.plugins``), with fake plugins.
+"""Plugin discovery and dispatch (``ninetoothed.runtime.plugins``), with fake plugins.
 
 Needs only nt-core: adapters and backends here are fakes registered by hand,
 and the errors raised when nothing answers name the distribution to install.
@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from ninetoothed import errors, plugins
-from ninetoothed.hookspecs import hookimpl
+from ninetoothed import errors
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.hookspecs import hookimpl
 
 # --- Fakes: a tensor type and an adapter that recognises it ------------------------------
 

@@ -22,8 +22,8 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_jax
 from ninetoothed import Tensor
-from ninetoothed.binding import bind_call
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.binding import bind_call
 from nt_jax import triton_call
 from nt_jax.adapter import JaxAdapter
 from nt_jax.roles import roles

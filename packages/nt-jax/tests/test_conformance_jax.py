@@ -6,8 +6,8 @@ runs mypy on this file).
 
 from __future__ import annotations
 
-from ninetoothed.adapter import Adapter
-from ninetoothed.hookspecs import FrameworkAdapter
+from ninetoothed.runtime.adapter import Adapter
+from ninetoothed.runtime.hookspecs import FrameworkAdapter
 from nt_jax.adapter import JaxAdapter
 
 

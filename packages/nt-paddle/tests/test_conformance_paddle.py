@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ninetoothed.adapter import Adapter
-from ninetoothed.hookspecs import FrameworkAdapter
+from ninetoothed.runtime.adapter import Adapter
+from ninetoothed.runtime.hookspecs import FrameworkAdapter
 
 pytest.importorskip("paddle", reason="paddle is not installed here")
 

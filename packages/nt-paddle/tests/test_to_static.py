@@ -32,8 +32,9 @@ paddle = pytest.importorskip("paddle", reason="paddle is not installed here")
 from paddle.jit.sot.utils.envs import min_graph_size_guard
 
 import ninetoothed
-from ninetoothed import Symbol, Tensor, plugins
+from ninetoothed import Symbol, Tensor
 from ninetoothed.library import pinned_block_sizes
+from ninetoothed.runtime import plugins
 from nt_paddle import autograd, fastpath, ops
 from nt_paddle.adapter import PaddleAdapter
 from nt_triton.kernel import TritonKernel

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ninetoothed
 from ninetoothed import Tensor
-from ninetoothed.hookspecs import CodegenBackend, GeneratedKernel
+from ninetoothed.runtime.hookspecs import CodegenBackend, GeneratedKernel
 from nt_triton.backend import TritonBackend
 from nt_triton.kernel import TritonKernel
 

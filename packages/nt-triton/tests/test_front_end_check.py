@@ -9,7 +9,7 @@ import pytest
 import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton import gpu_check
 
 

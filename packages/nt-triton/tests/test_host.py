@@ -12,7 +12,7 @@ import pytest
 import ninetoothed
 from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton.host import LaunchPlan
 from nt_triton.kernel import TritonKernel
 

@@ -7,7 +7,7 @@ import torch
 
 import ninetoothed
 from ninetoothed import Tensor
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton.abi import ParameterKind
 from nt_triton.codegen import naming
 from nt_triton.kernel import TritonKernel

@@ -6,7 +6,7 @@ The public surface is small and re-exported here: :class:`Symbol`,
 (``ninetoothed.float16`` …, see :mod:`ninetoothed.arrangement.dtype`), and for inspecting
 arrangements :func:`evaluate` plus upstream's :func:`eval` and :func:`subs`.
 For the frameworks' autodiff and vmap: :func:`functional`,
-:func:`differentiable` and :func:`batching` (:mod:`ninetoothed.autodiff`).
+:func:`differentiable` and :func:`batching` (:mod:`ninetoothed.runtime.autodiff`).
 ``ninetoothed.debugging`` and ``ninetoothed.visualization`` are imported on
 their own.  Everything symbolic works with no plugin installed; generating and
 running kernels needs ``nt-triton`` and a framework adapter (``nt-torch``,
@@ -31,9 +31,9 @@ from ninetoothed.arrangement.dtype import (
 from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.autodiff import batching, differentiable, functional
 from ninetoothed.eval import eval, subs
-from ninetoothed.make import Kernel, build, jit, make
+from ninetoothed.runtime.autodiff import batching, differentiable, functional
+from ninetoothed.runtime.make import Kernel, build, jit, make
 
 __version__ = "0.1.0"
 

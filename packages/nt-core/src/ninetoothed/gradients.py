@@ -73,7 +73,7 @@ def wants_grad(tensor: Any) -> bool:
 
 def concat(tensors: Sequence[Any], axis: int) -> Any:
     """Join ``tensors`` along ``axis`` with their framework's own function."""
-    from ninetoothed import autodiff
+    from ninetoothed.runtime import autodiff
 
     return autodiff.binding_of(tensors[0]).concat(list(tensors), axis)
 

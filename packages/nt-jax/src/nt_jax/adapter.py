@@ -11,7 +11,7 @@ the application assigns to): one array for one output, else a tuple in
 parameter order.  Calls compose with ``jax.jit``: arguments may be tracers.
 
 :class:`JaxAdapter` overrides the template's ``call``
-(:class:`ninetoothed.adapter.Adapter`) for that convention and reuses its
+(:class:`ninetoothed.runtime.adapter.Adapter`) for that convention and reuses its
 binding and GPU check.  How a call is launched:
 
 * **Triton's interpreter** (``TRITON_INTERPRET=1``, any device): inside
@@ -34,11 +34,11 @@ from typing import Any, cast
 
 import jax
 
-from ninetoothed.adapter import Adapter, require_gpu
 from ninetoothed.arrangement.dtype import name_of
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime.adapter import Adapter, require_gpu
+from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call
 from nt_jax.eager import EagerCalls
 from nt_jax.roles import Roles, roles

@@ -1,4 +1,4 @@
-"""Functional and differentiable kernels on JAX arrays (see :mod:`ninetoothed.autodiff`).
+"""Functional and differentiable kernels on JAX arrays (:mod:`ninetoothed.runtime.autodiff`).
 
 JAX kernels are functional already: ``run`` passes a ``jax.ShapeDtypeStruct``
 for each output the kernel only writes and the input array for one it reads
@@ -17,8 +17,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.autodiff import Differentiable, Functional
 
 __all__ = ["concat", "differentiate", "needs_grad", "refuse_differentiation", "run"]
 

@@ -23,9 +23,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import NineToothedError
-from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import GeneratedKernel
 from nt_jax.roles import Roles
 from nt_triton import interop
 

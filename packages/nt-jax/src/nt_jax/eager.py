@@ -23,7 +23,7 @@ from typing import Any
 
 import jax
 
-from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.runtime.hookspecs import GeneratedKernel
 from nt_triton import failures
 
 Launch = Callable[[GeneratedKernel, tuple[Any, ...], dict[str, Any]], Any]

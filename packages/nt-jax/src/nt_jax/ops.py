@@ -17,8 +17,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import install
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_jax import autodiff
 from nt_jax.adapter import JaxAdapter
 

@@ -4,8 +4,8 @@
 cheap: JAX is imported only when an argument's type comes from it.
 """
 
-from ninetoothed.hookspecs import hookimpl
-from ninetoothed.plugins import lazy_adapter_hook
+from ninetoothed.runtime.hookspecs import hookimpl
+from ninetoothed.runtime.plugins import lazy_adapter_hook
 
 ninetoothed_framework_adapter = hookimpl(
     lazy_adapter_hook(("jax", "jaxlib"), "nt_jax.adapter:JaxAdapter")

@@ -14,9 +14,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import GeneratedKernel
 
 
 @dataclass

@@ -32,8 +32,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.binding import BoundCall
 from nt_jax.roles import Roles
 from nt_triton import failures
 from nt_triton.abi import ParameterKind

@@ -19,7 +19,7 @@ Triton takes Paddle tensors through two different doors:
   kernel's writes land in the caller's Paddle tensors.  PyTorch is needed on
   this path only (``pip install "nt-paddle[interpreter]"``).
 
-The call itself is :class:`ninetoothed.adapter.Adapter`'s; this module
+The call itself is :class:`ninetoothed.runtime.adapter.Adapter`'s; this module
 supplies Paddle's hooks.
 """
 
@@ -32,12 +32,12 @@ from typing import Any
 
 import paddle
 
-from ninetoothed import plugins
-from ninetoothed.adapter import Adapter, cuda_index
 from ninetoothed.arrangement.dtype import name_of
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.adapter import Adapter, cuda_index
+from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_paddle import static
 from nt_paddle.autograd import refuse_grad
 from nt_triton import interop

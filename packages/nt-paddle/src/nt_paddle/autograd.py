@@ -1,4 +1,4 @@
-"""Functional and differentiable kernels on Paddle tensors (see :mod:`ninetoothed.autodiff`).
+"""Functional and differentiable kernels on Paddle tensors (:mod:`ninetoothed.runtime.autodiff`).
 
 ``run`` allocates a functional kernel's outputs and launches it;
 ``differentiate`` makes a declaration a ``paddle.autograd.PyLayer``.  Plain
@@ -14,8 +14,8 @@ from typing import Any
 
 import paddle
 
-from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.autodiff import Differentiable, Functional
 
 __all__ = ["concat", "differentiate", "needs_grad", "refuse_grad", "run"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import paddle
 
-from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import InPlace, install
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_paddle import autograd
 from nt_paddle.adapter import PaddleAdapter
 

@@ -9,8 +9,8 @@ imported already.
 import sys
 from collections.abc import Callable
 
-from ninetoothed.hookspecs import hookimpl
-from ninetoothed.plugins import lazy_adapter_hook
+from ninetoothed.runtime.hookspecs import hookimpl
+from ninetoothed.runtime.plugins import lazy_adapter_hook
 
 ninetoothed_framework_adapter = hookimpl(
     lazy_adapter_hook(("paddle",), "nt_paddle.adapter:PaddleAdapter")
@@ -25,7 +25,7 @@ def ninetoothed_call_guard() -> Callable[[], None] | None:
     ``None`` while Paddle is not imported: no Paddle tensor can reach a
     kernel yet.  The guard is asked again when a kernel is made, when the
     library's ops are bound and when the adapter loads
-    (:func:`ninetoothed.plugins.refresh_call_guard`).
+    (:func:`ninetoothed.runtime.plugins.refresh_call_guard`).
     """
     if "paddle" not in sys.modules:
         return None

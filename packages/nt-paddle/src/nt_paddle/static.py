@@ -12,7 +12,7 @@ pluggy hook call), and where it splits our functions into resumed pieces
 point (a kernel's call, a functional or differentiable kernel's call, a
 library op, and on the GPU a warm kernel's fast path: the adapter's
 ``guards_fast_path``) first calls the plugins' call guard
-(:data:`ninetoothed.plugins.call_guard`), and nt-paddle's is :func:`call_guard`:
+(:data:`ninetoothed.runtime.plugins.call_guard`), and nt-paddle's is :func:`call_guard`:
 SOT's own ``psdb.fallback(recursive=True)``.  Called for real it does
 nothing; simulated, it makes SOT stop there.  Inside the ``to_static``
 function SOT breaks the graph at the call of the kernel or op and calls it

@@ -1,7 +1,7 @@
 """The PyTorch framework adapter: describe ``torch.Tensor`` arguments and launch.
 
 PyTorch tensors are mutable, so kernels write into the tensors passed in
-(:class:`ninetoothed.adapter.Adapter`'s ``call``).  Triton takes torch
+(:class:`ninetoothed.runtime.adapter.Adapter`'s ``call``).  Triton takes torch
 tensors as pointer arguments directly (on the GPU and in its interpreter),
 and its launcher reads PyTorch's current stream itself; the adapter makes the
 launch happen with the arguments' GPU current.
@@ -15,11 +15,11 @@ from typing import Any
 
 import torch
 
-from ninetoothed.adapter import Adapter, cuda_index
 from ninetoothed.arrangement.dtype import name_of
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime.adapter import Adapter, cuda_index
+from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_torch import jagged, launch_operator
 from nt_torch.autograd import refuse_grad
 

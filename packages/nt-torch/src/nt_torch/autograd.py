@@ -1,4 +1,4 @@
-"""Functional and differentiable kernels on PyTorch tensors (see :mod:`ninetoothed.autodiff`).
+"""Functional and differentiable kernels on PyTorch tensors (:mod:`ninetoothed.runtime.autodiff`).
 
 ``run`` allocates a functional kernel's outputs and launches it (through the
 adapter, so under ``torch.compile`` the launch is a custom-operator node);
@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
-from ninetoothed.autodiff import Differentiable, Functional
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.autodiff import Differentiable, Functional
 
 __all__ = ["concat", "differentiate", "needs_grad", "refuse_grad", "run"]
 

@@ -39,11 +39,11 @@ from typing import Any
 
 import torch
 
-from ninetoothed import plugins
-from ninetoothed.binding import canonical_call
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel
-from ninetoothed.make import Kernel
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.binding import canonical_call
+from ninetoothed.runtime.hookspecs import GeneratedKernel
+from ninetoothed.runtime.make import Kernel
 from nt_torch import runtime
 
 __all__ = ["TorchOperator", "custom_op", "schema_of"]

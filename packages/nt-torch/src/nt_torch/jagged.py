@@ -18,9 +18,9 @@ from typing import Any, cast
 import torch
 
 from ninetoothed.arrangement.dtype import name_of
-from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.binding import BoundCall, bind_call
+from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import ParameterCheck
 

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.runtime.hookspecs import GeneratedKernel
 from nt_torch import runtime
 
 __all__ = ["call"]
@@ -106,7 +106,7 @@ def _entry(number: str, tensors: list[Any]) -> _Entry:
     """
     registered = _kernels.get(number)
     if registered is None:
-        from ninetoothed import plugins
+        from ninetoothed.runtime import plugins
         from nt_triton.kernel import LOADED
 
         registered = _kernels[number] = (LOADED[number], plugins.adapter_for(tensors[0]))

@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend import InPlace, install, kernels
+from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_torch import autograd
 from nt_torch.adapter import TorchAdapter
 

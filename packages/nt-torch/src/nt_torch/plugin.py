@@ -6,8 +6,8 @@ cheap: PyTorch is imported only when an argument's type comes from it.
 
 import sys
 
-from ninetoothed.hookspecs import hookimpl
-from ninetoothed.plugins import lazy_adapter_hook
+from ninetoothed.runtime.hookspecs import hookimpl
+from ninetoothed.runtime.plugins import lazy_adapter_hook
 
 ninetoothed_framework_adapter = hookimpl(
     lazy_adapter_hook(("torch",), "nt_torch.adapter:TorchAdapter")

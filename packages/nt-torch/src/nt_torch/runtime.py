@@ -25,7 +25,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ninetoothed.hookspecs import GeneratedKernel
+from ninetoothed.runtime.hookspecs import GeneratedKernel
 
 __all__ = ["launcher", "reorder"]
 

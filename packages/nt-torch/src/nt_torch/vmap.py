@@ -4,7 +4,7 @@ A kernel's parameters have a fixed number of dimensions, and whether a batch
 dimension may be merged into one of them depends on what the application
 computes, which the arrangement alone does not say.  So the rule folds only
 when the kernel declares it (``ninetoothed.batching(kernel, "fold-leading")``,
-see :mod:`ninetoothed.autodiff`): the batch dimension is merged into each
+see :mod:`ninetoothed.runtime.autodiff`): the batch dimension is merged into each
 tensor's leading dimension and the kernel launches once.  Otherwise it loops:
 one launch per batch element, on views of the batched tensors (the cost is
 ``batch_size`` launches; the writes land in the batched outputs directly).
@@ -20,10 +20,10 @@ from typing import Any
 
 import torch
 
-from ninetoothed.autodiff import batching_of
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import GeneratedKernel
-from ninetoothed.make import Kernel
+from ninetoothed.runtime.autodiff import batching_of
+from ninetoothed.runtime.hookspecs import GeneratedKernel
+from ninetoothed.runtime.make import Kernel
 
 __all__ = ["rule"]
 

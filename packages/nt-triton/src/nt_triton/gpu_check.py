@@ -31,7 +31,7 @@ import triton.language as tl
 
 from ninetoothed.arrangement.dtype import DataType, name_of, triton_type_name
 from ninetoothed.errors import CodegenError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import failures
 from nt_triton.abi import KernelSignature, ParameterKind

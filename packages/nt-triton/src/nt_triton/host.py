@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ninetoothed.arrangement.symbol import next_power_of_two
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import tuning
 from nt_triton.abi import KernelSignature, ParameterKind

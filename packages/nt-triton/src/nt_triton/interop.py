@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 
 
 def torch_module(distribution: str, purpose: str) -> ModuleType:

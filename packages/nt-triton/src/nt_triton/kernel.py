@@ -1,7 +1,7 @@
 """A generated kernel, loaded and ready to launch: :class:`TritonKernel`.
 
 Its public surface is what framework adapters use (the
-:class:`~ninetoothed.hookspecs.GeneratedKernel` contract): ``spec``,
+:class:`~ninetoothed.runtime.hookspecs.GeneratedKernel` contract): ``spec``,
 ``source``, ``source_path``, ``signature``, ``configurations``, ``inputs``,
 ``outputs``, ``interpreting``, and the pair :meth:`~TritonKernel.prepare`
 (the per-call host work, returning a :class:`LaunchPlan`) and
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import PreparedLaunch
+from ninetoothed.runtime.hookspecs import PreparedLaunch
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import cache, failures, knobs, tuning
 from nt_triton.abi import KernelSignature

@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from ninetoothed.hookspecs import hookimpl
+from ninetoothed.runtime.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from nt_triton.backend import TritonBackend
 
 BACKEND_NAME = "triton"
-"""The name ``ninetoothed.plugins.codegen_backend`` asks for."""
+"""The name ``ninetoothed.runtime.plugins.codegen_backend`` asks for."""
 
 
 @functools.cache

@@ -41,7 +41,7 @@ from typing import Any
 from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.errors import MetaOperationError
 
-__all__ = ["check_jagged_dim", "check_jagged_size", "no_nested_tensors"]
+__all__ = ["check_jagged_dim", "check_jagged_size"]
 
 
 def check_jagged_dim(jagged_dim: Any, ndim: int, name: str) -> int | None:
@@ -68,12 +68,3 @@ def check_jagged_size(size: Any, jagged_dim: int | None, name: str) -> None:
             f"Tensor {name}: the jagged dimension {jagged_dim} has a length per batch entry, so "
             f"it cannot be given the fixed size {size!r}; leave its size None"
         )
-
-
-def no_nested_tensors(kernel_name: str, parameter: str, jagged_dim: int, framework: str) -> str:
-    """The error message for a jagged parameter called from a framework without nested tensors."""
-    return (
-        f"{kernel_name}: parameter {parameter!r} is jagged (Tensor(jagged_dim={jagged_dim})), "
-        f"which takes a torch nested tensor (layout=torch.jagged); {framework} has no nested "
-        "tensors, so kernels with jagged parameters run on PyTorch only"
-    )

@@ -20,7 +20,7 @@ Two source dimensions whose indices are then the same expression read (or
 write) the same positions for every program, loop step and tile element, so
 their sizes must be equal; otherwise one is masked where the other is not.
 This is computed once per kernel (:attr:`ninetoothed.spec.kernel_spec.KernelSpec.agreements`)
-and checked on every call that :func:`ninetoothed.binding.bind_call`
+and checked on every call that :func:`ninetoothed.runtime.binding.bind_call`
 validates.  Indices that mention a parameter's own sizes (``flatten``, a
 ``-1`` tile) never match another parameter's and tie nothing: agreements the
 rule cannot see are listed in ``docs/design.md``.

@@ -25,7 +25,7 @@ Never unused, whatever the call: a parameter whose sizes or strides the
 launch grid or another parameter's arrangement mentions (faking them would
 change what the others read), a jagged parameter, and every parameter of an
 application whose source cannot be read.  The constexpr names must not be
-assigned in the application.  :func:`ninetoothed.binding.bind_call` skips an
+assigned in the application.  :func:`ninetoothed.runtime.binding.bind_call` skips an
 unused parameter's checks and hands the kernel a one-element stand-in.
 """
 

@@ -162,7 +162,8 @@ class KernelSpec:
     @cached_property
     def required_symbols(self) -> frozenset[str]:
         """Symbols every call must give (constexpr and run-time ones), by keyword once
-        :func:`~ninetoothed.binding.canonical_call` has put the call in the adapters' form."""
+        :func:`~ninetoothed.runtime.binding.canonical_call` has put the call in the
+        adapters' form."""
         return frozenset(self.constexpr_symbols) | frozenset(self.runtime_symbols)
 
     @cached_property

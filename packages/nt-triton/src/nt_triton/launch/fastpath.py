@@ -37,8 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.binding import BoundCall
 from nt_triton import failures, tuning
 from nt_triton.abi import ParameterKind
 from nt_triton.launch import compiled

@@ -18,10 +18,10 @@ import inspect
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from ninetoothed import plugins
 from ninetoothed.library.frontend import attention, elementwise, matmul, pooling, rows
 from ninetoothed.library.frontend.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.frontend.framework import Framework, InPlace
+from ninetoothed.runtime import plugins
 
 __all__ = ["GRADIENTS", "OPERATIONS", "Framework", "InPlace", "bind", "install"]
 
@@ -72,7 +72,7 @@ def install(namespace: MutableMapping[str, Any], framework: Framework) -> list[s
     """Put every op, bound to ``framework``, into a module's ``namespace``; return the names.
 
     Loads the plugins (or asks them again) for their call guard
-    (:data:`ninetoothed.plugins.call_guard`), which every op calls first: an
+    (:data:`ninetoothed.runtime.plugins.call_guard`), which every op calls first: an
     op's first call may be one a tracer simulates.
     """
     plugins.plugin_manager()

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.library.frontend.framework import Framework
 from ninetoothed.library.tiling import Pattern
+from ninetoothed.runtime.hookspecs import TensorInfo
 
 FLOATS = ("float16", "bfloat16", "float32")
 """The dtypes every op supports."""

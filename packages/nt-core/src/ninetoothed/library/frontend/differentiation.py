@@ -22,10 +22,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ninetoothed import gradients, plugins
-from ninetoothed.autodiff import differentiable
+from ninetoothed import gradients
 from ninetoothed.library.frontend import attention
 from ninetoothed.library.frontend.framework import Framework
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.autodiff import differentiable
 
 Tensors = tuple[Any, ...]
 Rule = Callable[[Framework, Tensors, Tensors, Tensors], Tensors]

@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from ninetoothed.arrangement.symbol import Symbol
-from ninetoothed.make import Kernel, make
+from ninetoothed.runtime.make import Kernel, make
 
 _PINNED: list[int | None] = [None]
 """The pinned block size (a plain list, which ``torch.compile`` traces; a

@@ -41,7 +41,7 @@ from ninetoothed.library import split_sum
 from ninetoothed.library.frontend.framework import Framework
 from ninetoothed.library.frontend.kernels import kernel, pinned
 from ninetoothed.library.tiling import Pattern
-from ninetoothed.make import Kernel
+from ninetoothed.runtime.make import Kernel
 
 PROCESSORS = 132
 """The streaming multiprocessors the rule fills: an H100's (SXM) and an H200's."""

@@ -38,9 +38,9 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ninetoothed import plugins
 from ninetoothed.errors import LaunchError
-from ninetoothed.make import Kernel
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.make import Kernel
 
 __all__ = [
     "Differentiable",

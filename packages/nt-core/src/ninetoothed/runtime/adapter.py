@@ -30,10 +30,9 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, ClassVar
 
-from ninetoothed.arrangement._jagged import no_nested_tensors
-from ninetoothed.binding import BoundCall, bind_call
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
-from ninetoothed.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime.binding import BoundCall, bind_call
+from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 
 __all__ = ["Adapter", "cuda_index", "require_gpu"]
 
@@ -80,7 +79,7 @@ class Adapter:
     guards_fast_path: ClassVar[bool] = False
     """Whether the kernel's fast path (its ``__call__`` after a first GPU call) calls
     the plugins' call guard first, as the general path does (see
-    :data:`ninetoothed.plugins.call_guard`): Paddle's, whose translator would
+    :data:`ninetoothed.runtime.plugins.call_guard`): Paddle's, whose translator would
     otherwise simulate the fast path's misses; PyTorch's stays without it."""
 
     # -- hooks ---------------------------------------------------------------
@@ -170,7 +169,7 @@ class Adapter:
         jagged_dim = parameter.source.jagged_dim
         assert jagged_dim is not None
         raise LaunchError(
-            no_nested_tensors(kernel.spec.name, parameter.name, jagged_dim, self.name)
+            _no_nested_tensors(kernel.spec.name, parameter.name, jagged_dim, self.name)
         )
 
     # -- the template ----------------------------------------------------------
@@ -231,7 +230,7 @@ class Adapter:
 
     def _raise_if_mixed(self, kernel_name: str, args: tuple[Any, ...]) -> None:
         """Raise a :class:`LaunchError` naming both frameworks if ``args`` has a foreign tensor."""
-        from ninetoothed import plugins
+        from ninetoothed.runtime import plugins
 
         for position, argument in enumerate(args):
             if isinstance(argument, _PYTHON_SCALARS) or self.recognizes(argument):
@@ -249,3 +248,12 @@ class Adapter:
                     f"(e.g. {self.name}.from_dlpack) or call the kernel with one framework's "
                     "tensors"
                 )
+
+
+def _no_nested_tensors(kernel_name: str, parameter: str, jagged_dim: int, framework: str) -> str:
+    """The error message for a jagged parameter called from a framework without nested tensors."""
+    return (
+        f"{kernel_name}: parameter {parameter!r} is jagged (Tensor(jagged_dim={jagged_dim})), "
+        f"which takes a torch nested tensor (layout=torch.jagged); {framework} has no nested "
+        "tensors, so kernels with jagged parameters run on PyTorch only"
+    )

@@ -6,16 +6,18 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, get_type_hints
 
-from ninetoothed import plugins
 from ninetoothed.arrangement.names import renamed
 from ninetoothed.arrangement.symbol import Symbol, is_block_size
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.binding import canonical_call
 from ninetoothed.errors import ArrangementError, MetaOperationError
-from ninetoothed.hookspecs import GeneratedKernel
-from ninetoothed.options import AHEAD_OF_TIME, check_options
+from ninetoothed.runtime import plugins
+from ninetoothed.runtime.binding import canonical_call
+from ninetoothed.runtime.hookspecs import GeneratedKernel
+from ninetoothed.runtime.options import AHEAD_OF_TIME, check_options
 from ninetoothed.spec._build import application_parameters, build_spec
 from ninetoothed.spec.kernel_spec import KernelSpec
+
+__all__ = ["Kernel", "build", "jit", "make"]
 
 
 class Kernel:
@@ -53,7 +55,7 @@ class Kernel:
         ``kernel(x, y, z, BLOCK_SIZE=64)`` are the same call (constexpr
         symbols in :attr:`KernelSpec.positional_symbols` order), and a tensor
         may be given by its ``Tensor(name=...)``.  The plugins' call guard
-        (:data:`ninetoothed.plugins.call_guard`) comes first: under Paddle's
+        (:data:`ninetoothed.runtime.plugins.call_guard`) comes first: under Paddle's
         ``to_static`` it makes the translator run this call in dynamic mode
         rather than simulate the adapter lookup, which it cannot.
         """
@@ -153,7 +155,7 @@ def make(
     looping over the grid's programs; see ``docs/tuning.md``); ``kernel_name`` is
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
-    :func:`ninetoothed.options.check_options`).
+    :func:`ninetoothed.runtime.options.check_options`).
     """
     name, options = check_options("make", name, options, ("name", "backend"))
     for role, function in (("arrangement", arrangement), ("application", application)):

@@ -11,7 +11,7 @@ Two kinds of plugin exist:
 
 Plugins are found through the ``ninetoothed`` entry-point group when their
 distribution is installed, or registered by hand with
-:func:`ninetoothed.plugins.register`.  The core never imports a backend or a
+:func:`ninetoothed.runtime.plugins.register`.  The core never imports a backend or a
 framework; it only calls these hooks.
 """
 
@@ -24,6 +24,20 @@ import pluggy
 
 if TYPE_CHECKING:
     from ninetoothed.spec.kernel_spec import KernelSpec
+
+__all__ = [
+    "CodegenBackend",
+    "Configuration",
+    "FrameworkAdapter",
+    "GeneratedKernel",
+    "NineToothedSpec",
+    "PROJECT_NAME",
+    "PreparedLaunch",
+    "SignatureParameter",
+    "TensorInfo",
+    "hookimpl",
+    "hookspec",
+]
 
 PROJECT_NAME = "ninetoothed"
 """The pluggy project name, which is also the entry-point group plugins use."""
@@ -195,7 +209,7 @@ class FrameworkAdapter(Protocol):
         """Validate ``args``/``kwargs`` against ``kernel.spec`` and launch.
 
         Returns ``None`` for in-place frameworks (PyTorch, PaddlePaddle), the
-        outputs for functional ones (JAX).  :class:`ninetoothed.adapter.Adapter`
+        outputs for functional ones (JAX).  :class:`ninetoothed.runtime.adapter.Adapter`
         implements it for in-place frameworks.
         """
 
@@ -225,5 +239,5 @@ class NineToothedSpec:
         (bound to ``recursive=True``): it does nothing when run, and makes
         Paddle's SOT translator run the call in dynamic mode instead of
         simulating it.  Collected when the plugins load and by
-        :func:`ninetoothed.plugins.refresh_call_guard`.
+        :func:`ninetoothed.runtime.plugins.refresh_call_guard`.
         """

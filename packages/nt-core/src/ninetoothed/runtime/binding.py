@@ -20,10 +20,12 @@ from typing import Any, NamedTuple, NoReturn
 from ninetoothed.arrangement.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.arrangement.symbol import is_power_of_two, takes_powers_of_two
 from ninetoothed.errors import LaunchError
-from ninetoothed.hookspecs import TensorInfo
+from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec._agreement import Agreement
 from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import ParameterCheck
+
+__all__ = ["BoundCall", "Placeholder", "bind_call", "canonical_call"]
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""

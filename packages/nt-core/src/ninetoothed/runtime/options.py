@@ -17,6 +17,8 @@ from typing import Any
 
 from ninetoothed.arrangement.symbol import is_power_of_two
 
+__all__ = ["AHEAD_OF_TIME", "BACKEND_OPTIONS", "UPSTREAM_OPTIONS", "check_options"]
+
 BACKEND_OPTIONS = (
     "num_warps",
     "num_stages",

@@ -1,6 +1,6 @@
 """The plugin manager: finds the code-generation backend and framework adapters.
 
-Plugins are pluggy plugins implementing :class:`ninetoothed.hookspecs.NineToothedSpec`.
+Plugins are pluggy plugins implementing :class:`ninetoothed.runtime.hookspecs.NineToothedSpec`.
 Installed distributions announce theirs in the ``ninetoothed`` entry-point group
 (``nt-triton`` as ``triton``, ``nt-torch`` as ``torch``, ``nt-paddle`` as
 ``paddle``, ``nt-jax`` as ``jax``); they are loaded the first time
@@ -23,7 +23,7 @@ from typing import Any, Protocol, cast
 import pluggy
 
 from ninetoothed.errors import AdapterNotFoundError, BackendNotFoundError, LaunchError
-from ninetoothed.hookspecs import (
+from ninetoothed.runtime.hookspecs import (
     PROJECT_NAME,
     CodegenBackend,
     FrameworkAdapter,
