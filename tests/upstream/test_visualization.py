@@ -13,8 +13,8 @@ from ninetoothed import Tensor
 
 pytest.importorskip("matplotlib")
 
+from ninetoothed.compat.visualization import CELL_PIXELS  # noqa: E402
 from ninetoothed.visualization import (  # noqa: E402
-    CELL_PIXELS,
     arrangement_tiles,
     visualize,
     visualize_arrangement,

@@ -31,7 +31,7 @@ from ninetoothed.arrangement.dtype import (
 from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.eval import eval, subs
+from ninetoothed.compat.eval import eval, subs
 from ninetoothed.runtime.autodiff import batching, differentiable, functional
 from ninetoothed.runtime.make import Kernel, build, jit, make
 

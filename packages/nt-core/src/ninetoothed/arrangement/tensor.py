@@ -274,13 +274,13 @@ class Tensor:
 
     def eval(self, subs: Mapping[Any, Any] | None = None) -> Any:
         """The source index each element reads, as a numpy array: see :func:`ninetoothed.eval`."""
-        from ninetoothed.eval import eval as evaluate_indices
+        from ninetoothed.compat.eval import eval as evaluate_indices
 
         return evaluate_indices(self, subs)
 
     def subs(self, subs: Mapping[Any, Any]) -> Tensor:
         """This arrangement with symbols given values: see :func:`ninetoothed.subs`."""
-        from ninetoothed.eval import subs as substitute
+        from ninetoothed.compat.eval import subs as substitute
 
         return substitute(self, subs)
 
