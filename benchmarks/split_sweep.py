@@ -9,7 +9,7 @@ to each count (``ninetoothed.library.pinned_splits``; 1 is the single
 kernel) and unpinned (the rule's own choice, marked ``rule``); every time is
 ``triton.testing.do_bench``'s median, checked against torch first.  The
 printed table says which count the rule should pick on this GPU: the
-constants of ``ninetoothed.library.frontend.split`` are calibrated on it.
+constants of ``ninetoothed.library.ops.split`` are calibrated on it.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def main() -> None:
     device = "cpu" if SMOKE else "cuda"
     clock = Clock(device)
     ops = ours.module("nt_torch.ops")
-    from ninetoothed.library.frontend import split
+    from ninetoothed.library.ops import split
 
     print(f"{torch.cuda.get_device_name() if not SMOKE else 'CPU'}; PROCESSORS={split.PROCESSORS}")
     print("| shape | count | ours (us) | torch (us) | torch time / ours | max error |")

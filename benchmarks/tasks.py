@@ -195,7 +195,7 @@ def gemm_tasks() -> list[Task]:
 def decoding_tasks() -> list[Task]:
     """mm of decoding's shape, 2 rows through a Llama Linear layer's 4096 x 4096
     weight: 32 tiles of 16 x 128 for 132 processors, so our op splits the
-    reduction (``frontend.split``; run only when named)."""
+    reduction (``ops.split``; run only when named)."""
     shapes = [(2, 4096), (4096, 4096)]
     return [
         Task("mm_decode", "mm((2, 4096), (4096, 4096)): decoding (thin: one launch)",

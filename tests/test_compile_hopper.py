@@ -68,7 +68,7 @@ COMPILE = textwrap.dedent(
 
     module_name, attribute, element, variant = sys.argv[1:]
     if module_name == "library":
-        from ninetoothed.library.frontend.kernels import kernel as library_kernel
+        from ninetoothed.library.ops.kernels import kernel as library_kernel
 
         module = importlib.import_module("ninetoothed.library." + attribute)
         kernel = library_kernel(module, **eval(variant))

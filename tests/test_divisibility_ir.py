@@ -17,7 +17,7 @@ from support.divisible import FLAT_ADD, MM
 
 from ninetoothed.library import mm, pinned_block_sizes, softmax
 from ninetoothed.library import scaled_dot_product_attention as sdpa
-from ninetoothed.library.frontend import kernels
+from ninetoothed.library.ops import kernels
 from nt_triton import gpu_check
 from nt_triton.abi import ParameterKind
 from nt_triton.gpu_check import masked_memory_operations as masked

@@ -171,7 +171,7 @@ def test_incompatible_shapes_at_call():
 def test_conv2d_channel_mismatch_at_call():
     # The library's kernel, called directly: the op itself checks channels first.
     from ninetoothed.library import conv2d
-    from ninetoothed.library.frontend.kernels import kernel
+    from ninetoothed.library.ops.kernels import kernel
 
     conv2d_kernel = kernel(conv2d, stride=(1, 1), padding=(0, 0), dilation=(1, 1))
     # One filter channel against three input channels: the squeezed channel

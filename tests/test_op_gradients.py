@@ -1,4 +1,4 @@
-"""The library ops' backward rules (``ninetoothed.gradients``) against each framework's autograd.
+"""The library ops' backward rules (``ninetoothed.library.gradients``) against autograd.
 
 Each rule is declared over a forward written with the framework's own ops
 (``ninetoothed.differentiable(forward, rule)``), so the test checks the rule
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ninetoothed
-from ninetoothed import gradients
+from ninetoothed.library import gradients
 
 SHAPES = {
     "add": [(3, 5, 7), (5, 1)],

@@ -18,7 +18,7 @@ import pytest
 from support.base import ON_GPU
 
 from ninetoothed.library import pinned_block_sizes
-from ninetoothed.library.frontend import split
+from ninetoothed.library.ops import split
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from support.library import assert_close, conv2d, dtype_params, f64, random
 
 from ninetoothed.library import mm
-from ninetoothed.library.frontend import kernels
+from ninetoothed.library.ops import kernels
 
 
 @pytest.mark.parametrize("dtype", dtype_params(dot=True))

@@ -126,7 +126,7 @@ def cases() -> dict[
 
 SPLIT = {"conv2d": [6]}
 """The paper's products that split-K serves, with their chunk counts
-(:mod:`ninetoothed.library.frontend.split`'s rule: 20 tiles of 128 x 128 for
+(:mod:`ninetoothed.library.ops.split`'s rule: 20 tiles of 128 x 128 for
 132 processors); the others keep their single kernel."""
 
 NAMES = [

@@ -15,7 +15,7 @@ import pytest
 from support.library import assert_close, conv2d, dtype_params, f64, random
 
 from ninetoothed.library import pinned_block_sizes, pinned_splits
-from ninetoothed.library.frontend import split
+from ninetoothed.library.ops import split
 
 
 @pytest.mark.parametrize(

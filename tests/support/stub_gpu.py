@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from ninetoothed.library.frontend import kernels as library
+from ninetoothed.library.ops import kernels as library
 from ninetoothed.runtime import plugins
 from nt_torch import launch_operator
 from nt_torch.adapter import TorchAdapter, traced

@@ -126,5 +126,5 @@ def refuse_differentiation(kernel_name: str, args: tuple[Any, ...]) -> None:
 
 
 def concat(tensors: list[Any], axis: int) -> Any:
-    """``jnp.concatenate`` (for :mod:`ninetoothed.gradients`)."""
+    """``jnp.concatenate`` (for :mod:`ninetoothed.library.gradients`)."""
     return jnp.concatenate(tensors, axis)

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ninetoothed.library.frontend import install
+from ninetoothed.library.ops import install
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_jax import autodiff
 from nt_jax.adapter import JaxAdapter

@@ -105,5 +105,5 @@ def refuse_grad(kernel_name: str, args: tuple[Any, ...]) -> None:
 
 
 def concat(tensors: list[Any], axis: int) -> Any:
-    """``paddle.concat`` (for :mod:`ninetoothed.gradients`)."""
+    """``paddle.concat`` (for :mod:`ninetoothed.library.gradients`)."""
     return paddle.concat(tensors, axis)

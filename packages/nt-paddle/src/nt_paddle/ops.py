@@ -14,7 +14,7 @@ from typing import Any
 
 import paddle
 
-from ninetoothed.library.frontend import InPlace, install
+from ninetoothed.library.ops import InPlace, install
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_paddle import autograd
 from nt_paddle.adapter import PaddleAdapter

@@ -119,5 +119,5 @@ _Tensor = torch.Tensor
 
 
 def concat(tensors: list[Any], axis: int) -> Any:
-    """``torch.cat`` (for :mod:`ninetoothed.gradients`)."""
+    """``torch.cat`` (for :mod:`ninetoothed.library.gradients`)."""
     return torch.cat(tensors, axis)

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ninetoothed.library.frontend import InPlace, install, kernels
+from ninetoothed.library.ops import InPlace, install, kernels
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_torch import autograd
 from nt_torch.adapter import TorchAdapter

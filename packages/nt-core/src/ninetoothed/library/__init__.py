@@ -13,7 +13,7 @@ fill the GPU;
 arrangements.
 
 The ops themselves, which check arguments, allocate outputs and pick a
-kernel, are framework-agnostic (:mod:`ninetoothed.library.frontend`) and
+kernel, are framework-agnostic (:mod:`ninetoothed.library.ops`) and
 exposed per framework as ``nt_torch.ops``, ``nt_paddle.ops`` and
 ``nt_jax.ops``, with the same names.  Kernels are made on first use.
 
@@ -24,8 +24,8 @@ matrix-multiplication ops split their reductions into a fixed number of chunks
 (1: never) instead of choosing (tests).
 """
 
-from ninetoothed.library.frontend.kernels import made as made_kernels
-from ninetoothed.library.frontend.kernels import pinned_block_sizes
-from ninetoothed.library.frontend.split import pinned_splits
+from ninetoothed.library.ops.kernels import made as made_kernels
+from ninetoothed.library.ops.kernels import pinned_block_sizes
+from ninetoothed.library.ops.split import pinned_splits
 
 __all__ = ["made_kernels", "pinned_block_sizes", "pinned_splits"]

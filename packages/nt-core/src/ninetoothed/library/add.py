@@ -12,6 +12,8 @@ from collections.abc import Sequence
 import ninetoothed.language as ntl
 from ninetoothed.library.tiling import Pattern, Premade, Tile, pointwise, pointwise_tensors
 
+__all__ = ["application", "arrangement", "premake"]
+
 arrangement = pointwise
 
 

@@ -15,6 +15,8 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Pattern, Premade, Tile
 
+__all__ = ["application", "arrangement", "premake"]
+
 
 def arrangement(
     input: Tensor,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Premade
 
+__all__ = ["application", "arrangement", "premake"]
+
 arrangement = mm.arrangement
 application = mm.application
 

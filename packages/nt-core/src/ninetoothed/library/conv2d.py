@@ -18,6 +18,18 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm, mm_split
 from ninetoothed.library.tiling import Premade
 
+__all__ = [
+    "BLOCK_SIZE_K",
+    "BLOCK_SIZE_M",
+    "BLOCK_SIZE_N",
+    "Pair",
+    "application",
+    "arrangement",
+    "operands",
+    "positions",
+    "premake",
+]
+
 Pair = tuple[int, int]
 
 BLOCK_SIZE_M = block_size(32, 128)

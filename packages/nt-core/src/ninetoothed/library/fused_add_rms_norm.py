@@ -14,6 +14,8 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.rms_norm import normalize
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, row_vector, rows
 
+__all__ = ["application", "arrangement", "premake"]
+
 
 def arrangement(
     input: Tensor, residual: Tensor, weight: Tensor, eps: Tensor, output: Tensor, sum: Tensor

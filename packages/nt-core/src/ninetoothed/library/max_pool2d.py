@@ -14,6 +14,8 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, flat_blocks
 
+__all__ = ["Pair", "application", "arrangement", "premake"]
+
 Pair = tuple[int, int]
 
 

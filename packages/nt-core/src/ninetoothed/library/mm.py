@@ -20,6 +20,24 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, keep, leading, ones
 
+__all__ = [
+    "BLOCK_SIZE_K",
+    "BLOCK_SIZE_M",
+    "BLOCK_SIZE_N",
+    "PERSISTENT_CONFIGS",
+    "PERSISTENT_ELEMENTS",
+    "PERSISTENT_TUNING",
+    "THIN",
+    "TUNING",
+    "application",
+    "arrangement",
+    "blocks",
+    "premake",
+    "tallest_block",
+    "tuning",
+    "uses_persistent",
+]
+
 BLOCK_SIZE_M = block_size(64, 256)
 BLOCK_SIZE_N = block_size(64, 256)
 BLOCK_SIZE_K = block_size(32, 64)

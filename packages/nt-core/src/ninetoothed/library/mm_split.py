@@ -12,7 +12,7 @@ and rounds once, so the result is deterministic (no atomics).
 The arrangement is ``mm``'s with one more level: the ``k`` tiles of the
 operands are tiled again, in chunks of ``ceil(k tiles / S)`` consecutive
 ``k`` tiles, one chunk per program.  ``S`` is the workspace's first size, so
-the op chooses it at run time (:mod:`~ninetoothed.library.frontend.split`);
+the op chooses it at run time (:mod:`~ninetoothed.library.ops.split`);
 the chunk length follows from it and the tuned ``BLOCK_SIZE_K``.  When ``S``
 chunks of that length run past the last ``k`` tile (``S`` does not divide
 the tile count), the tile level is padded: the padded tiles lie past the
@@ -28,6 +28,8 @@ from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Premade, keep, leading, ones
+
+__all__ = ["application", "arrangement", "premake"]
 
 
 def arrangement(

@@ -12,6 +12,15 @@ import ninetoothed.language as ntl
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, row_vector, rows
 
+__all__ = [
+    "application",
+    "arrangement",
+    "normalize",
+    "premake",
+    "unweighted_application",
+    "unweighted_arrangement",
+]
+
 
 def arrangement(
     input: Tensor, weight: Tensor, eps: Tensor, output: Tensor

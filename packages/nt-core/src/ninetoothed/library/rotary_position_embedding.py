@@ -19,6 +19,8 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile
 
+__all__ = ["application", "arrangement", "interleaved_application", "premake", "rotate"]
+
 
 def arrangement(
     input: Tensor,

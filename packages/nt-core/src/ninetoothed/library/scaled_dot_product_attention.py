@@ -22,6 +22,18 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile
 
+__all__ = [
+    "LOG2_E",
+    "MAX_HEAD_DIM",
+    "application",
+    "application_with_lse",
+    "arrangement",
+    "arrangement_with_lse",
+    "attend",
+    "online_softmax",
+    "premake",
+]
+
 LOG2_E = 1.4426950408889634
 
 MAX_HEAD_DIM = 256

@@ -39,6 +39,21 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile
 
+__all__ = [
+    "CONFIGS",
+    "LOG2_E",
+    "PARTS",
+    "delta_application",
+    "delta_arrangement",
+    "dk_dv_application",
+    "dk_dv_arrangement",
+    "dk_dv_blocks",
+    "dq_application",
+    "dq_arrangement",
+    "dq_blocks",
+    "premake",
+]
+
 LOG2_E = 1.4426950408889634
 
 PARTS = ("delta", "dk_dv", "dq")

@@ -13,6 +13,8 @@ import ninetoothed.language as ntl
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Premade, Tile, constexpr_at, rows
 
+__all__ = ["application", "arrangement", "premake"]
+
 
 def arrangement(input: Tensor, output: Tensor, dim: int = -1) -> tuple[Tensor, Tensor]:
     """Both tensors as rows along ``dim``."""

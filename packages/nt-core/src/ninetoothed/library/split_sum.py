@@ -16,6 +16,17 @@ from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library.tiling import Pattern, Premade, Tile, flat_blocks
 
+__all__ = [
+    "BLOCK_SIZE",
+    "addmm_application",
+    "addmm_arrangement",
+    "application",
+    "arrangement",
+    "partials",
+    "premake",
+    "total",
+]
+
 BLOCK_SIZE = block_size(256, 2048)
 """The tuned block: small enough that a small output still spreads over the GPU."""
 

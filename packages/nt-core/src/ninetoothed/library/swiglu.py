@@ -12,6 +12,8 @@ import ninetoothed.language as ntl
 from ninetoothed.library.silu import silu
 from ninetoothed.library.tiling import Pattern, Premade, Tile, pointwise, pointwise_tensors
 
+__all__ = ["application", "arrangement", "premake"]
+
 arrangement = pointwise
 
 

@@ -20,6 +20,21 @@ from typing import Any, NamedTuple
 from ninetoothed.arrangement.symbol import Symbol, block_size
 from ninetoothed.arrangement.tensor import Tensor
 
+__all__ = [
+    "Pattern",
+    "Premade",
+    "Tile",
+    "constexpr_at",
+    "flat_blocks",
+    "keep",
+    "leading",
+    "ones",
+    "pointwise",
+    "pointwise_tensors",
+    "row_vector",
+    "rows",
+]
+
 Tile = Any
 """An application's parameter: the tile a program gets (a Triton value)."""
 

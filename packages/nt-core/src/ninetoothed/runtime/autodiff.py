@@ -60,7 +60,7 @@ BINDINGS: dict[str, str] = {
 """Adapter name -> the module that runs declarations on that framework's tensors.
 
 Each module has ``run(functional, args, kwargs) -> tuple`` (a functional
-call), ``concat(tensors, axis)`` (for :mod:`ninetoothed.gradients`) and
+call), ``concat(tensors, axis)`` (for :mod:`ninetoothed.library.gradients`) and
 ``differentiate(declaration) -> callable`` (the framework's custom
 gradient function of a :class:`Differentiable`)."""
 

@@ -25,6 +25,8 @@ from typing import Any
 from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.runtime.make import Kernel, make
 
+__all__ = ["kernel", "made", "pinned", "pinned_block_sizes", "variant_name"]
+
 _PINNED: list[int | None] = [None]
 """The pinned block size (a plain list, which ``torch.compile`` traces; a
 ``ContextVar`` it cannot)."""

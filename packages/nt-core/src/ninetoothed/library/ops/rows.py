@@ -12,9 +12,11 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.library import fused_add_rms_norm as fused_kernel
 from ninetoothed.library import rms_norm as rms_norm_kernel
 from ninetoothed.library import softmax as softmax_kernel
-from ninetoothed.library.frontend import common
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel
+from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel
+
+__all__ = ["MAX_ROW", "fused_add_rms_norm", "rms_norm", "softmax"]
 
 MAX_ROW = 1 << 16
 """The longest row one program holds (65,536 elements)."""

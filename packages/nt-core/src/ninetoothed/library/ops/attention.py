@@ -9,9 +9,17 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.library import rotary_position_embedding as rope_kernel
 from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
 from ninetoothed.library import scaled_dot_product_attention_backward as backward_kernel
-from ninetoothed.library.frontend import common
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel
+from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel
+
+__all__ = [
+    "FEW_QUERIES",
+    "rotary_position_embedding",
+    "scaled_dot_product_attention",
+    "scaled_dot_product_attention_backward",
+    "scaled_dot_product_attention_with_lse",
+]
 
 FEW_QUERIES = 16
 """Query lengths up to this take the decoding kernel (one fixed configuration)."""

@@ -8,9 +8,11 @@ from typing import Any
 from ninetoothed.library import add as add_kernel
 from ninetoothed.library import silu as silu_kernel
 from ninetoothed.library import swiglu as swiglu_kernel
-from ninetoothed.library.frontend import common
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel
+from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel
+
+__all__ = ["add", "pointwise", "silu", "swiglu"]
 
 
 def pointwise(framework: Framework, op: str, module: ModuleType, **inputs: Any) -> Any:

@@ -38,10 +38,22 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ninetoothed.library import split_sum
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel, pinned
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel, pinned
 from ninetoothed.library.tiling import Pattern
 from ninetoothed.runtime.make import Kernel
+
+__all__ = [
+    "MIN_STEPS",
+    "PROCESSORS",
+    "REFERENCE_TILE",
+    "STEP",
+    "partial_products",
+    "pinned_splits",
+    "splits",
+    "total",
+    "total_addmm",
+]
 
 PROCESSORS = 132
 """The streaming multiprocessors the rule fills: an H100's (SXM) and an H200's."""

@@ -10,9 +10,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.library.frontend.framework import Framework
+from ninetoothed.library.ops.framework import Framework
 from ninetoothed.library.tiling import Pattern
 from ninetoothed.runtime.hookspecs import TensorInfo
+
+__all__ = [
+    "FLOATS",
+    "broadcast_shapes",
+    "contiguous",
+    "describe",
+    "numel",
+    "pair",
+    "pattern",
+    "rank",
+    "warps_for_row",
+]
 
 FLOATS = ("float16", "bfloat16", "float32")
 """The dtypes every op supports."""

@@ -6,7 +6,7 @@ non-tensor inputs), and uses only what PyTorch, Paddle and JAX tensors share:
 ``+ - * / @ **``, ``.sum(axis)``, ``.reshape``, ``.mT``, slicing, plus
 :func:`concat` (the one call that differs, taken from the framework binding).
 The library's ops come with theirs attached
-(:mod:`ninetoothed.library.frontend.differentiation`): ``nt_torch.ops.mm(a, b)``
+(:mod:`ninetoothed.library.ops.differentiation`): ``nt_torch.ops.mm(a, b)``
 on a tensor requiring grad is recorded with :func:`mm`.  Pair a rule with any
 other forward of the same convention yourself::
 

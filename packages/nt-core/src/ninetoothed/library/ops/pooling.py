@@ -7,9 +7,11 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import max_pool2d as max_pool2d_kernel
-from ninetoothed.library.frontend import common
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel
+from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel
+
+__all__ = ["max_pool2d"]
 
 
 def max_pool2d(

@@ -9,7 +9,7 @@ import pytest
 from support.library import assert_close, f64, random
 
 from ninetoothed.library import made_kernels, pinned_block_sizes
-from ninetoothed.library.frontend import OPERATIONS
+from ninetoothed.library.ops import OPERATIONS
 
 
 def test_every_framework_has_every_op_documented(framework):
@@ -62,7 +62,7 @@ def test_jax_ops_under_jit():
 def test_the_environment_caps_the_configurations_tried(monkeypatch):
     """The GPU tests' NINETOOTHED_MAX_NUM_CONFIGS=1 lowers the GEMMs' 16; under the
     interpreter the limit goes (the code generator's default applies)."""
-    from ninetoothed.library.frontend.kernels import _options
+    from ninetoothed.library.ops.kernels import _options
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "1")

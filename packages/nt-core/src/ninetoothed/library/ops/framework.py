@@ -1,6 +1,6 @@
 """What the library's ops need from a framework: a small hook, one per framework.
 
-The ops (:mod:`ninetoothed.library.frontend`) do every check, every shape
+The ops (:mod:`ninetoothed.library.ops`) do every check, every shape
 computation and every choice of kernel once, for all frameworks; a framework
 supplies only what differs: how to describe a tensor, allocate an output,
 reshape, and run a kernel in its calling convention.  PyTorch and PaddlePaddle
@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ninetoothed.runtime.hookspecs import TensorInfo
+
+__all__ = ["Framework", "InPlace"]
 
 
 class Framework(Protocol):

@@ -1,13 +1,13 @@
 """The library's ops, written once for every framework.
 
 Each op checks its arguments, works out the output's shape, picks the kernel
-variant (:mod:`~ninetoothed.library.frontend.kernels`) and describes the
+variant (:mod:`~ninetoothed.library.ops.kernels`) and describes the
 outputs to allocate; a framework's hook
-(:class:`~ninetoothed.library.frontend.framework.Framework`) does the
+(:class:`~ninetoothed.library.ops.framework.Framework`) does the
 allocation and runs the kernel in its convention.  ``nt_torch.ops``,
 ``nt_paddle.ops`` and ``nt_jax.ops`` are these ops bound to their framework
 by :func:`install`; those with a backward
-(:mod:`~ninetoothed.library.frontend.differentiation`) are recorded for the
+(:mod:`~ninetoothed.library.ops.differentiation`) are recorded for the
 framework's autodiff when their inputs need gradients.
 """
 
@@ -18,9 +18,9 @@ import inspect
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from ninetoothed.library.frontend import attention, elementwise, matmul, pooling, rows
-from ninetoothed.library.frontend.differentiation import GRADIENTS, differentiated
-from ninetoothed.library.frontend.framework import Framework, InPlace
+from ninetoothed.library.ops import attention, elementwise, matmul, pooling, rows
+from ninetoothed.library.ops.differentiation import GRADIENTS, differentiated
+from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime import plugins
 
 __all__ = ["GRADIENTS", "OPERATIONS", "Framework", "InPlace", "bind", "install"]

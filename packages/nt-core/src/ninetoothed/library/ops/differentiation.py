@@ -7,7 +7,7 @@ in PyTorch or Paddle, no traced array in JAX) runs the op as before, at the
 cost of that check; otherwise the call goes through a
 :func:`ninetoothed.differentiable` declaration of the op, with its arguments
 made positional and its defaults filled in, so the backward sees every one.
-The backward rules are :mod:`ninetoothed.gradients`' (framework operators),
+The backward rules are :mod:`ninetoothed.library.gradients`' (framework operators),
 the rotary embedding's (the op itself, rotating back) and attention's
 (FlashAttention-2's kernels,
 :mod:`~ninetoothed.library.scaled_dot_product_attention_backward`).  Ops
@@ -22,11 +22,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ninetoothed import gradients
-from ninetoothed.library.frontend import attention
-from ninetoothed.library.frontend.framework import Framework
+from ninetoothed.library import gradients
+from ninetoothed.library.ops import attention
+from ninetoothed.library.ops.framework import Framework
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime.autodiff import differentiable
+
+__all__ = ["GRADIENTS", "Gradient", "Rule", "Tensors", "differentiated"]
 
 Tensors = tuple[Any, ...]
 Rule = Callable[[Framework, Tensors, Tensors, Tensors], Tensors]
@@ -44,7 +46,7 @@ class Gradient(NamedTuple):
 
 
 def _framework_free(rule: Callable[[Tensors, Tensors, Tensors], Tensors]) -> Rule:
-    """A :mod:`ninetoothed.gradients` rule, which needs no framework hook."""
+    """A :mod:`ninetoothed.library.gradients` rule, which needs no framework hook."""
 
     def backward(framework: Framework, inputs: Tensors, outputs: Tensors, grads: Tensors) -> Any:
         return rule(inputs, outputs, grads)

@@ -1,7 +1,7 @@
 """The matrix-multiplication ops: ``mm``, ``bmm``, ``addmm`` and ``conv2d``.
 
 Each runs one kernel when its output has enough tiles to fill the GPU, and
-split-K's two (:mod:`~ninetoothed.library.frontend.split`) when it has not:
+split-K's two (:mod:`~ninetoothed.library.ops.split`) when it has not:
 decoding's products of a few rows, small convolutions.  ``mm``, ``bmm`` and
 ``addmm`` of large outputs take the kernel's persistent variant
 (:func:`ninetoothed.library.mm.uses_persistent`).
@@ -18,9 +18,12 @@ from ninetoothed.library import bmm as bmm_kernel
 from ninetoothed.library import conv2d as conv2d_kernel
 from ninetoothed.library import mm as mm_kernel
 from ninetoothed.library import mm_split
-from ninetoothed.library.frontend import common, split
-from ninetoothed.library.frontend.framework import Framework
-from ninetoothed.library.frontend.kernels import kernel
+from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops import split
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.kernels import kernel
+
+__all__ = ["addmm", "bmm", "conv2d", "mm"]
 
 
 def _inner(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
