@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ninetoothed._lazy_numpy import np
+from ninetoothed.arrangement._levels import TensorLevels
 from ninetoothed.arrangement.mapping import Binding
 from ninetoothed.arrangement.symbol import SymbolLike, evaluate_with
-from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 
 __all__ = ["Evaluation", "concrete_values", "evaluate"]
@@ -43,7 +43,7 @@ class Evaluation:
 
 
 def concrete_values(
-    tensor: Tensor,
+    tensor: TensorLevels,
     source_shape: Sequence[int],
     source_strides: Sequence[int] | None = None,
     symbols: Mapping[str, int] | None = None,
@@ -64,7 +64,7 @@ def concrete_values(
 
 
 def evaluate(
-    tensor: Tensor,
+    tensor: TensorLevels,
     source_shape: Sequence[int],
     symbols: Mapping[str, int] | None = None,
 ) -> Evaluation:
@@ -140,7 +140,7 @@ class _Lookup(dict[str, Any]):
         return value
 
 
-def _concrete(size: SymbolLike, values: Mapping[str, int], tensor: Tensor) -> int:
+def _concrete(size: SymbolLike, values: Mapping[str, int], tensor: TensorLevels) -> int:
     try:
         return int(cast(int, evaluate_with(size, values)))
     except KeyError as error:

@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import ast
 import itertools
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Union, cast
+
+from ninetoothed.arrangement._arithmetic import (
+    BINARY_OPERATORS,
+    COMPARISON_OPERATORS,
+    evaluate_node,
+)
 
 __all__ = [
     "Symbol",
@@ -36,25 +41,6 @@ __all__ = [
 
 SymbolLike = Union["Symbol", int]
 """What meta-operations accept wherever a size is expected."""
-
-_BINARY_OPERATORS: dict[type[ast.operator], Callable[[int, int], int]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-}
-
-_COMPARISON_OPERATORS: dict[type[ast.cmpop], Callable[[int, int], bool]] = {
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-}
 
 _unique_ids = itertools.count()
 
@@ -156,7 +142,7 @@ class Symbol:
         missing = self.names() - values.keys()
         if missing:
             raise KeyError(f"no value for {', '.join(sorted(missing))} in {self}")
-        return _evaluate(self.node, values)
+        return evaluate_node(self.node, values)
 
     def substitute(self, replacements: Mapping[str, SymbolLike]) -> SymbolLike:
         """The expression with named symbols replaced (folding what becomes constant)."""
@@ -317,7 +303,7 @@ def names_of(value: object) -> dict[str, Symbol]:
 def binary(op: ast.operator, left: SymbolLike, right: SymbolLike) -> SymbolLike:
     """``left op right``, folded where possible."""
     if not isinstance(left, Symbol) and not isinstance(right, Symbol):
-        return _BINARY_OPERATORS[type(op)](left, right)
+        return BINARY_OPERATORS[type(op)](left, right)
     _check_operand(left)
     _check_operand(right)
     # Identities that keep printed expressions as short as the seed documents
@@ -348,7 +334,7 @@ def binary(op: ast.operator, left: SymbolLike, right: SymbolLike) -> SymbolLike:
 def compare(op: ast.cmpop, left: SymbolLike, right: SymbolLike) -> SymbolLike:
     """``left op right`` as a symbolic comparison (a bool when both are ints)."""
     if not isinstance(left, Symbol) and not isinstance(right, Symbol):
-        return _COMPARISON_OPERATORS[type(op)](left, right)
+        return COMPARISON_OPERATORS[type(op)](left, right)
     _check_operand(left)
     _check_operand(right)
     node = ast.Compare(left=as_node(left), ops=[op], comparators=[as_node(right)])
@@ -400,24 +386,6 @@ def _make(node: ast.expr, free: dict[str, Symbol]) -> Symbol:
     symbol.power_of_two = None
     symbol._free = free
     return symbol
-
-
-def _evaluate(node: ast.expr, values: Mapping[str, int]) -> int:
-    if isinstance(node, ast.Constant):
-        return cast(int, node.value)  # symbols hold numbers only
-    if isinstance(node, ast.Name):
-        return values[node.id]
-    if isinstance(node, ast.BinOp):
-        return _BINARY_OPERATORS[type(node.op)](
-            _evaluate(node.left, values), _evaluate(node.right, values)
-        )
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_evaluate(node.operand, values)
-    if isinstance(node, ast.Compare):
-        return _COMPARISON_OPERATORS[type(node.ops[0])](
-            _evaluate(node.left, values), _evaluate(node.comparators[0], values)
-        )
-    raise TypeError(f"cannot evaluate {ast.unparse(node)}")
 
 
 def _rebuild(
@@ -501,5 +469,5 @@ def evaluate_with(value: SymbolLike, lookup: Mapping[str, object]) -> object:
     grid of indices at once.
     """
     if isinstance(value, Symbol):
-        return _evaluate(value.node, lookup)  # type: ignore[arg-type]
+        return evaluate_node(value.node, lookup)  # type: ignore[arg-type]
     return value

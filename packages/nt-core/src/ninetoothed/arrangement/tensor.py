@@ -1,6 +1,9 @@
-"""Hierarchical symbolic tensors and their meta-operations.
+"""Hierarchical symbolic tensors: how they are made, and their meta-operations.
 
 A :class:`Tensor` holds no data: its ``shape`` and ``strides`` are symbolic.
+What it records and the attributes that read it are
+:class:`~ninetoothed.arrangement._levels.TensorLevels`; this module makes
+tensors and derives new ones.
 Meta-operations (``tile``, ``expand``, ``expand_as``, ``squeeze``,
 ``unsqueeze``, ``permute``, ``flatten``, ``ravel``, ``pad`` and slicing)
 return new tensors and never move data.  ``tile`` makes a hierarchy: the
@@ -22,7 +25,8 @@ variables gives, for any element of any level, the source index it reads; the
 ranges give the mask.  :mod:`ninetoothed.arrangement.reference` does that on
 concrete sizes (the reference semantics); the code generator does it
 symbolically.  Argument checks live in :mod:`ninetoothed.arrangement._checks`,
-indexing in :mod:`ninetoothed.arrangement._slicing`.
+indexing in :mod:`ninetoothed.arrangement._slicing`, tile counts, flattening
+and padding in :mod:`ninetoothed.arrangement._reshaping`.
 """
 
 from __future__ import annotations
@@ -34,17 +38,16 @@ from typing import Any
 from ninetoothed.arrangement._broadcasting import broadcast_sizes
 from ninetoothed.arrangement._checks import (
     as_sequence,
-    check_length,
     check_rank,
     check_size,
     is_literal,
     is_minus_one,
     normalize_dims,
-    normalize_index,
     per_dim_options,
     same_size,
 )
 from ninetoothed.arrangement._jagged import check_jagged_dim, check_jagged_size
+from ninetoothed.arrangement._levels import TensorLevels
 from ninetoothed.arrangement._reshaping import (
     flatten_range,
     merged_bindings,
@@ -61,10 +64,11 @@ from ninetoothed.arrangement.mapping import (
     fresh_requirement_key,
     fresh_variable,
     is_broadcast,
-    unite,
 )
 from ninetoothed.arrangement.names import GENERATED_PREFIX
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, product
+from ninetoothed.compat.eval import eval as evaluate_indices
+from ninetoothed.compat.eval import subs as substitute
 from ninetoothed.errors import MetaOperationError
 
 __all__ = ["Tensor"]
@@ -72,7 +76,7 @@ __all__ = ["Tensor"]
 _tensor_ids = itertools.count()
 
 
-class Tensor:
+class Tensor(TensorLevels):
     """A symbolic tensor, possibly hierarchical.
 
     ``Tensor(2)`` is a matrix of symbolic shape; ``Tensor(shape=(4, None))``
@@ -148,146 +152,14 @@ class Tensor:
                 sizes.append(size)
         return sizes
 
-    # ---------------------------------------------------------------- naming
-    def size_string(self, dim: int) -> str:
-        """The name of the size symbol of source dimension ``dim``."""
-        return f"{self.name}_size_{dim}"
-
-    def stride_string(self, dim: int) -> str:
-        """The name of the stride symbol of source dimension ``dim``."""
-        return f"{self.name}_stride_{dim}"
-
-    # ------------------------------------------------------------ attributes
-    @property
-    def shape(self) -> tuple[SymbolLike, ...]:
-        """The sizes of this level's dimensions."""
-        return tuple(dim.size for dim in self._dims)
-
-    @shape.setter
-    def shape(self, sizes: Sequence[SymbolLike]) -> None:
-        """Replace this level's sizes, as upstream allows, and nothing else.
-
-        The grid (outermost level), the tile's extent (innermost) and the
-        range of each index follow the new sizes, while the bindings to the
-        source stay: ``t = x.tile((8,)); t.dtype.shape = (4,)`` reads the
-        first 4 elements of every 8.  On a source tensor (before arranging
-        it) it declares the sizes, as ``Tensor(shape=...)`` does (upstream's ntops
-        writes ``output.shape = input.shape + (num_classes,)``); calls must
-        pass arguments of those sizes.
-        """
-        sizes = as_sequence(sizes, "shape", "sizes")
-        self._check_length(sizes, "shape", "sizes")
-        for index, size in enumerate(sizes):
-            check_size(size, "shape", index)
-        self._dims = tuple(Dim(dim.variable, size) for dim, size in zip(self._dims, sizes))
-
-    def size(self, dim: int | None = None) -> Any:
-        """Upstream's ``size``: this level's shape, or the size of dimension ``dim``."""
-        if dim is None:
-            return self.shape
-        return self.shape[self._normalize_index(dim, "size")]
-
-    @property
-    def jagged_dim(self) -> int | None:
-        """The source's jagged dimension (``Tensor(jagged_dim=...)``), or ``None``."""
-        return self._source._jagged_dim
-
-    @property
-    def ndim(self) -> int:
-        """The number of dimensions of this level."""
-        return len(self._dims)
-
-    @property
-    def dims(self) -> tuple[Dim, ...]:
-        """This level's dimensions (index variable and size)."""
-        return self._dims
-
-    @property
-    def strides(self) -> tuple[SymbolLike, ...]:
-        """The strides (in elements) of the source tensor this level comes from.
-
-        Only a source tensor has strides of its own; a tile's elements are
-        spread over the source by the arrangement, so asking an arranged level
-        for strides is an error.
-        """
-        if self._source is not self:
-            raise AttributeError(
-                f"an arranged level of {self.source.name} has no strides of its own; "
-                f"use .source.strides for the source tensor's"
-            )
-        return self._strides
-
-    @property
-    def source(self) -> Tensor:
-        """The tensor the chain of meta-operations started from."""
-        return self._source
-
-    @property
-    def dtype(self) -> Any:
-        """The element type, or the tensor of the next level for a hierarchy."""
-        return self._dtype
-
-    @dtype.setter
-    def dtype(self, value: Any) -> None:
-        if isinstance(value, Tensor):
-            if value._source is not self._source:
-                raise MetaOperationError(
-                    f"the dtype of a level of {self._source.name} must be derived from the same "
-                    f"source tensor, got a tensor derived from {value._source.name}"
-                )
-            self._bindings = unite(self._bindings, value.all_bindings())
-            self._requirements = {**self._requirements, **value.all_requirements()}
-        self._dtype = value
-
-    def is_hierarchical(self) -> bool:
-        """Whether this tensor has a deeper level."""
-        return isinstance(self._dtype, Tensor)
-
-    def levels(self) -> list[Tensor]:
-        """This level and every deeper one, outermost first."""
-        result = [self]
-        while isinstance(result[-1]._dtype, Tensor):
-            result.append(result[-1]._dtype)
-        return result
-
-    def innermost(self) -> Tensor:
-        """The deepest level."""
-        return self.levels()[-1]
-
-    def element_dtype(self) -> Any:
-        """The element type at the bottom of the hierarchy."""
-        return self.innermost()._dtype
-
-    def all_bindings(self) -> dict[str, Binding]:
-        """The bindings of this level and of every deeper one, united."""
-        bindings: dict[str, Binding] = {}
-        for level in self.levels():
-            bindings = unite(bindings, level._bindings)
-        return bindings
-
-    def all_requirements(self) -> dict[str, Requirement]:
-        """Run-time requirements of this level and every deeper one."""
-        requirements: dict[str, Requirement] = {}
-        for level in self.levels():
-            requirements.update(level._requirements)
-        return requirements
-
+    # ----------------------------------------------------- upstream's inspection
     def eval(self, subs: Mapping[Any, Any] | None = None) -> Any:
         """The source index each element reads, as a numpy array: see :func:`ninetoothed.eval`."""
-        from ninetoothed.compat.eval import eval as evaluate_indices
-
         return evaluate_indices(self, subs)
 
     def subs(self, subs: Mapping[Any, Any]) -> Tensor:
         """This arrangement with symbols given values: see :func:`ninetoothed.subs`."""
-        from ninetoothed.compat.eval import subs as substitute
-
         return substitute(self, subs)
-
-    def __repr__(self) -> str:
-        shape = ", ".join(str(size) for size in self.shape)
-        inner = f", dtype={self._dtype!r}" if self._dtype is not None else ""
-        return f"Tensor({self._source.name}: shape=({shape}){inner})"
 
     # ------------------------------------------------------ meta-operations
     def tile(
@@ -546,25 +418,3 @@ class Tensor:
         grid = self._derive(self._dims, dict(self._bindings), element)
         grid._requirements = self.all_requirements()
         return grid
-
-    # --------------------------------------------------------------- helpers
-    def _derive(self, dims: tuple[Dim, ...], bindings: dict[str, Binding], dtype: Any) -> Tensor:
-        tensor = object.__new__(Tensor)
-        tensor.name = self.name
-        tensor._strides = self._strides
-        tensor._dims = dims
-        tensor._dtype = dtype
-        tensor._bindings = bindings
-        tensor._requirements = dict(self._requirements)
-        tensor._source = self._source
-        tensor.other = self.other
-        tensor.constexpr = self.constexpr
-        tensor.value = self.value
-        tensor.source_variables = self._source.source_variables
-        return tensor
-
-    def _check_length(self, values: Sequence[Any], operation: str, parameter: str) -> None:
-        check_length(values, operation, parameter, self._source.name, self.shape)
-
-    def _normalize_index(self, dim: Any, operation: str) -> int:
-        return normalize_index(dim, self.ndim, operation, self._source.name)

@@ -19,22 +19,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from ninetoothed._lazy_numpy import np
+from ninetoothed.arrangement._levels import TensorLevels
 from ninetoothed.arrangement.mapping import Binding, Dim, Requirement
 from ninetoothed.arrangement.reference import evaluate
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
-from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 
 __all__ = ["eval", "subs"]
+
+_Arranged = TypeVar("_Arranged", bound=TensorLevels)
 
 Substitutions = Mapping[Any, Any]
 """``{Tensor: {"shape": sizes} | Tensor, Symbol: int}``, as upstream spells it."""
 
 
-def eval(tensor: Tensor, subs: Substitutions | None = None) -> np.ndarray:
+def eval(tensor: TensorLevels, subs: Substitutions | None = None) -> np.ndarray:
     """The source index each element of ``tensor`` reads, as a numpy array.
 
     The array's shape is the concatenation of the shapes of all levels of
@@ -60,7 +62,7 @@ def eval(tensor: Tensor, subs: Substitutions | None = None) -> np.ndarray:
     return np.where(evaluation.mask, flat, -1).astype(np.intp)
 
 
-def subs(tensor: Tensor, subs: Substitutions) -> Tensor:
+def subs(tensor: _Arranged, subs: Substitutions) -> _Arranged:
     """``tensor`` with the symbols ``subs`` names replaced by their values.
 
     The result is the same arrangement, rebuilt from a source tensor of the
@@ -68,7 +70,7 @@ def subs(tensor: Tensor, subs: Substitutions) -> Tensor:
     expressions fold to integers wherever all their symbols have values.
     """
     values = symbol_values(subs)
-    rebuilt: dict[int, Tensor] = {}
+    rebuilt: dict[int, Any] = {}
     source = _rebuild(tensor.source, values, rebuilt, None)
     return _rebuild(tensor, values, rebuilt, source)
 
@@ -77,7 +79,7 @@ def symbol_values(subs: Substitutions | None) -> dict[str, int]:
     """Upstream's substitution mapping as values of named symbols."""
     values: dict[str, int] = {}
     for key, value in (subs or {}).items():
-        if isinstance(key, Tensor):
+        if isinstance(key, TensorLevels):
             values.update(_size_values(key.source, value))
         elif isinstance(key, Symbol) and key.name is not None:
             values[key.name] = _integer(value, f"the value of {key.name}")
@@ -88,8 +90,8 @@ def symbol_values(subs: Substitutions | None) -> dict[str, int]:
     return values
 
 
-def _size_values(source: Tensor, value: Any) -> dict[str, int]:
-    if isinstance(value, Tensor):
+def _size_values(source: TensorLevels, value: Any) -> dict[str, int]:
+    if isinstance(value, TensorLevels):
         shape = value.shape
     elif isinstance(value, Mapping) and "shape" in value:
         shape = value["shape"]
@@ -141,12 +143,16 @@ def _substituted(value: Any, values: Mapping[str, int]) -> Any:
 
 
 def _rebuild(
-    level: Tensor, values: Mapping[str, int], rebuilt: dict[int, Tensor], source: Tensor | None
-) -> Tensor:
+    level: _Arranged,
+    values: Mapping[str, int],
+    rebuilt: dict[int, Any],
+    source: _Arranged | None,
+) -> _Arranged:
     """A copy of ``level`` (and the levels below it) with ``values`` substituted."""
     if id(level) in rebuilt:
-        return rebuilt[id(level)]
-    copy = object.__new__(Tensor)
+        done: _Arranged = rebuilt[id(level)]  # the copy of this very level
+        return done
+    copy = object.__new__(type(level))
     rebuilt[id(level)] = copy
     copy.__dict__.update(level.__dict__)
     copy._dims = tuple(Dim(dim.variable, _substituted(dim.size, values)) for dim in level._dims)
@@ -166,6 +172,6 @@ def _rebuild(
         for key, requirement in level._requirements.items()
     }
     copy._source = copy if source is None else source
-    if isinstance(level._dtype, Tensor):
+    if isinstance(level._dtype, TensorLevels):
         copy._dtype = _rebuild(level._dtype, values, rebuilt, copy._source)
     return copy
