@@ -53,7 +53,9 @@ class LanguageReference:
 
 
 TRITON_LANGUAGE = "triton.language"
+"""The Triton module the listed names refer into."""
 LIBDEVICE = "triton.language.extra.libdevice"
+"""The Triton module ``ntl.libdevice`` refers to."""
 
 libdevice = LanguageReference(LIBDEVICE)
 """Triton's libdevice math functions (``ntl.libdevice.tanh`` …)."""
@@ -71,7 +73,7 @@ for _name in _LISTED:
     globals()[_name] = LanguageReference(f"{TRITON_LANGUAGE}.{_name}")
 del _name
 
-__all__ = ["LanguageReference", "libdevice", *_LISTED]
+__all__ = ["LIBDEVICE", "TRITON_LANGUAGE", "LanguageReference", "libdevice", *_LISTED]
 
 
 def __getattr__(name: str) -> LanguageReference:

@@ -36,6 +36,8 @@ from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.arrangement.tensor import Tensor
 
+__all__ = ["Agreement", "derive"]
+
 _SHARED = "ninetoothed_shared_"
 """Names standing for what several parameters share (program index, subscript, tile)."""
 

@@ -40,6 +40,8 @@ from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
 from ninetoothed.spec._usage import application_tree, namespace_of
 from ninetoothed.spec.parameter import Parameter
 
+__all__ = ["Conditional", "conditional_parameters"]
+
 Condition = Callable[[Mapping[str, Any]], Any]
 """A constexpr condition compiled to a function of the call's constexpr values."""
 

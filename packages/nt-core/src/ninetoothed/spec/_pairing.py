@@ -27,6 +27,8 @@ from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, product
 from ninetoothed.arrangement.tensor import Tensor
 
+__all__ = ["paired_with_grid"]
+
 
 def paired_with_grid(name: str, arranged: Tensor, grid: tuple[SymbolLike, ...]) -> Tensor:
     """``arranged`` with its outermost level reshaped, row-major, to ``grid``.

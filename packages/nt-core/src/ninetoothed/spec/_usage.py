@@ -19,6 +19,14 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+__all__ = [
+    "application_tree",
+    "element_indexed",
+    "namespace_of",
+    "source_only_parameters",
+    "whole_indexed_parameters",
+]
+
 SOURCE_METHODS = ("data_ptr", "stride")
 """Methods of a parameter that read its source, not its tiles (``x.data_ptr()``)."""
 

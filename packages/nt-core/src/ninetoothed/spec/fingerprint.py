@@ -43,6 +43,8 @@ from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.language import LanguageReference
 from ninetoothed.spec.kernel_spec import KernelSpec
 
+__all__ = ["spec_fingerprint"]
+
 TRUSTED_MODULES = ("ninetoothed", "nt_triton", "triton", "builtins", "math")
 """Modules whose functions and classes are fingerprinted by name (their code is
 covered by the backend's library fingerprint)."""
