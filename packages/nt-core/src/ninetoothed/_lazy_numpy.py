@@ -1,8 +1,8 @@
-"""numpy, imported on first use: ``import ninetoothed`` must stay cheap (issue 12).
+"""numpy, imported on first use: ``import ninetoothed`` must stay cheap.
 
 numpy takes about 130 ms to import and only the reference semantics
-(:mod:`ninetoothed.arrangement.reference`, :mod:`ninetoothed.compat.eval`) use it, never ``make``
-or a launch.  Modules write ``from ninetoothed._lazy_numpy import np`` and use
+(:mod:`ninetoothed.arrangement.reference`, :mod:`ninetoothed.compat.eval`) use
+it, never ``make`` or a launch.  Modules write ``from ninetoothed._lazy_numpy import np`` and use
 ``np`` as usual; type checkers see numpy itself.
 """
 

@@ -120,7 +120,7 @@ output's tiles, so a tile's loads overlap the previous tile's store)."""
 
 PERSISTENT_ELEMENTS = 1 << 22
 """Outputs of at least this many elements (and taller than :data:`THIN`) take the
-persistent variant.  On an H100 (2026-11-26, two runs of
+persistent variant.  On an H100 (two runs of
 ``benchmarks/gemm_variants.py``, cuBLAS's time over ours) it gained at the
 paper's shapes, 4096^3 (0.951 to 0.958, 0.936 to 0.946) and bmm 4 x 2048^3
 (0.925 to 0.956, 0.935 to 0.962); other large outputs moved within the runs'

@@ -144,7 +144,7 @@ def online_softmax(
     length = k.source.shape[-2]
     # The query rows' positions, a column: the block's first row plus an arange.
     # The minimum of ``offsets`` is that first row whether ``offsets`` is the
-    # tile-shaped index or upstream's 1-D offsets along the dimension (issue 10).
+    # tile-shaped index or upstream's 1-D offsets along the dimension.
     rows = ntl.min(q.offsets(-2)) + ntl.arange(0, q.shape[-2])[:, None]
     if causal:
         unmasked = ntl.minimum(length, ntl.min(rows) + 1) // k.dtype.shape[0]
@@ -203,7 +203,7 @@ def premake(
     blocks: dict[str, Any] = {}
     # At most 12 configurations, each with and without a cap of 128 registers a
     # thread: each compile takes a second or two, and the first call must stay well
-    # under 30 s (issue 13's floor).  The cap: at 64 x 64 blocks and 4 warps the
+    # under 30 s (the library's target).  The cap: at 64 x 64 blocks and 4 warps the
     # program needs 138 registers, which leaves room for 3 programs per SM; at 128,
     # 4 fit, without spilling (an H100: 4% faster, past the hand-written kernel).
     options: dict[str, Any] = {"max_num_configs": 12, "maxnreg": (None, 128)}
