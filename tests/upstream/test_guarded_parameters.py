@@ -367,6 +367,89 @@ def test_attention_without_a_mask_takes_a_meta_placeholder():
         kernel(q, k, v, placeholder, True, 0.25, o)
 
 
+# InfiniCore's flash attention with a KV cache, in miniature: the application writes
+# the new keys into the cache, then hands every other parameter to the application
+# without a cache, a plain helper that reads the mask only when ``with_mask`` is on.
+# Its premake fixes the flag at make and declares the head dimension (16) as the
+# last size of the mask too; decoding passes a mask placeholder of another shape.
+
+HEAD_DIM = 16
+
+
+def cache_tiles(q, k, v, present_k, present_k_slot, mask, with_mask, scale, o, BM=16, BN=16):
+    def new_rows(t):  # the new tokens' keys, beside the query rows they belong to
+        arranged = t.tile((1, 1, BM, -1))
+        arranged.dtype = arranged.dtype.squeeze((0, 1))
+        return arranged
+
+    q_rows, k_blocks, v_blocks, masks, with_mask, scale, o_rows = attention_tiles(
+        q, k, v, mask, with_mask, scale, o, BM, BN
+    )
+    return (q_rows, k_blocks, v_blocks, new_rows(present_k), new_rows(present_k_slot), masks,
+            with_mask, scale, o_rows)  # fmt: skip
+
+
+def attention_with_cache(q, k, v, present_k, present_k_slot, mask, with_mask, scale, o):
+    present_k_slot = present_k  # noqa: F841
+    optionally_masked_attention(q, k, v, mask, with_mask, scale, o)
+
+
+def cache_kernel(with_mask):
+    q, k, v, mask, o = (Tensor(4, shape_options=FOUR_D) for _ in range(5))
+    for tensor in (q, k, v, mask, o):
+        tensor.shape = tensor.shape[:-1] + (HEAD_DIM,)
+    tensors = (q, k, v, Tensor(4), Tensor(4), mask, Tensor(0, constexpr=True, value=with_mask),
+               Tensor(0), o)  # fmt: skip
+    return ninetoothed.make(cache_tiles, attention_with_cache, tensors)
+
+
+def decoding_step(heads=4, keys=32):
+    """One new query row per head against ``keys`` cached keys, and the new key."""
+    q = torch.randn(1, heads, 1, HEAD_DIM)
+    k, v = torch.randn(1, heads, keys, HEAD_DIM), torch.randn(1, heads, keys, HEAD_DIM)
+    present_k = torch.randn(1, heads, 1, HEAD_DIM)
+    slot, o = torch.full_like(present_k, float("nan")), torch.full_like(q, float("nan"))
+    return q, k, v, present_k, slot, o
+
+
+def test_a_placeholder_a_helper_reads_only_when_switched_on_is_not_checked():
+    kernel = cache_kernel(with_mask=False)
+    q, k, v, present_k, slot, o = decoding_step()
+    placeholder = torch.empty(1, 4, 1, 32)  # not the declared last size, HEAD_DIM
+    kernel(q, k, v, present_k, slot, placeholder, False, 0.25, o)
+    reference = torch.nn.functional.scaled_dot_product_attention(
+        q.double(), k.double(), v.double(), scale=0.25
+    )
+    torch.testing.assert_close(o, reference.float(), atol=TOLERANCE, rtol=TOLERANCE)
+    torch.testing.assert_close(slot, present_k, atol=0, rtol=0)
+
+
+def test_a_placeholder_a_helper_reads_when_switched_on_is_refused():
+    kernel = cache_kernel(with_mask=True)
+    q, k, v, present_k, slot, o = decoding_step()
+    with pytest.raises(LaunchError, match=r"'mask' expects size 16 in dimension 3, got shape "):
+        kernel(q, k, v, present_k, slot, torch.empty(1, 4, 1, 32), True, 0.25, o)
+
+
+def reads_through_a_helper(x, m, flag, y):
+    y = x + first_of(m, flag)  # noqa: F841
+
+
+def first_of(tile, flag):
+    result = tile
+    if flag:
+        result = 0.0 * tile
+    return result
+
+
+def test_a_helper_reading_a_parameter_outside_its_branches_counts_as_use():
+    kernel = ninetoothed.make(tiles, reads_through_a_helper, float32s())
+    assert not kernel.spec.conditional
+    x, y = torch.randn(N), torch.empty(N)
+    with pytest.raises(LaunchError, match="expects dtype float32, got int64"):
+        kernel(x, torch.zeros(N, dtype=torch.int64), False, y)
+
+
 def class_tiles(input, target, loss, weight, has_weight, classes=16):
     rows = input.tile((1, classes))
     # One block of the weights, the same for every row.

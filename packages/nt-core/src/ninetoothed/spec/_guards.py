@@ -13,6 +13,11 @@ The rule, read from the application's source once per kernel:
   the body (or ``else``) of an ``if`` statement or a conditional expression
   (``a if c else b``); an occurrence anywhere else (a load, a store, a call
   that takes the tensor, an attribute, a nested function) makes it *used*;
+  handing the bare name to a plain Python helper (which code generation
+  inlines) counts as the helper's occurrences of its parameter, each inside
+  the conditions around the call and its own, the helper's parameters read
+  as the arguments the call gives them (followed up to
+  :data:`~ninetoothed.spec._usage.HELPER_DEPTH` helpers deep);
 * for a call, an occurrence is *off* when one of its enclosing conditions
   is a constexpr condition that selects the other branch; a condition is
   constexpr when it is built from the call's constexpr values (the
@@ -32,12 +37,13 @@ unused parameter's checks and hands the kernel a one-element stand-in.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
-from ninetoothed.spec._usage import application_tree, namespace_of
+from ninetoothed.spec._usage import HELPER_DEPTH, application_tree, helper_call, namespace_of
 from ninetoothed.spec.parameter import Parameter
 
 __all__ = ["Conditional", "conditional_parameters"]
@@ -90,15 +96,13 @@ def conditional_parameters(
     """The tensor parameters among ``parameters`` (a kernel's, in order, with its
     constexpr symbols and launch grid) that the rule above may leave unused."""
     tensors = [p for p in parameters if not p.is_scalar]
-    tree = application_tree(application)
-    if tree is None:
-        return ()
-    definition = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    definition = _definition(application)
     if definition is None:
         return ()
     names = {p.name for p in tensors}
-    found: dict[str, list[tuple[tuple[ast.expr, bool], ...]]] = {name: [] for name in names}
-    for name, path in _occurrences(definition, (), names, definition):
+    found: dict[str, list[tuple[_Guard, ...]]] = {name: [] for name in names}
+    scope = _Scope(application, definition, names, _unchanged)
+    for name, path in _occurrences(definition, (), scope):
         found[name].append(path)
     known = _constexpr_names(application, parameters, constexpr_symbols, definition)
     entangled = _entangled(tensors, grid)
@@ -122,30 +126,122 @@ def conditional_parameters(
     return tuple(result)
 
 
+def _definition(function: Callable[..., Any]) -> ast.FunctionDef | None:
+    """The parsed definition of ``function``; None when its source cannot be read."""
+    tree = application_tree(function)
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None) if tree else None
+
+
+_Guard = tuple[ast.expr, bool]
+"""A condition around an occurrence, in the application's names, and the branch it
+sits in (``True``: the body)."""
+
+
+def _unchanged(test: ast.expr) -> ast.expr:
+    return test
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """A function whose body is searched: the application, or a helper it hands
+    parameters to, with what the search needs to know about it."""
+
+    function: Callable[..., Any]
+    definition: ast.FunctionDef
+    names: set[str]
+    """The names searched for: tensor parameters, or the helper parameters they became."""
+    rename: Callable[[ast.expr], ast.expr]
+    """A condition in this function's names, written in the application's."""
+    depth: int = 0
+    namespace: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "namespace", namespace_of(self.function))
+
+
 def _occurrences(
-    node: ast.AST,
-    path: tuple[tuple[ast.expr, bool], ...],
-    names: set[str],
-    root: ast.AST,
-) -> Iterator[tuple[str, tuple[tuple[ast.expr, bool], ...]]]:
-    """Each occurrence of one of ``names`` under ``node``, with its enclosing conditions."""
-    if isinstance(node, ast.Name) and node.id in names:
+    node: ast.AST, path: tuple[_Guard, ...], scope: _Scope, skip: frozenset[int] = frozenset()
+) -> Iterator[tuple[str, tuple[_Guard, ...]]]:
+    """Each occurrence of one of ``scope.names`` under ``node``, with its enclosing
+    conditions; the names of ``skip`` (ids of argument nodes) were followed into a
+    helper instead."""
+    if id(node) in skip:
+        return
+    if isinstance(node, ast.Name) and node.id in scope.names:
         yield node.id, path
-    if node is not root and isinstance(
+    if node is not scope.definition and isinstance(
         node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
     ):
         path = ()  # a nested function runs when it is called: unguarded
     if isinstance(node, (ast.If, ast.IfExp)):
-        yield from _occurrences(node.test, path, names, root)
+        yield from _occurrences(node.test, path, scope, skip)
+        test = scope.rename(node.test)
         body: list[ast.AST] = [*node.body] if isinstance(node.body, list) else [node.body]
         orelse: list[ast.AST] = [*node.orelse] if isinstance(node.orelse, list) else [node.orelse]
         for child in body:
-            yield from _occurrences(child, (*path, (node.test, True)), names, root)
+            yield from _occurrences(child, (*path, (test, True)), scope, skip)
         for child in orelse:
-            yield from _occurrences(child, (*path, (node.test, False)), names, root)
+            yield from _occurrences(child, (*path, (test, False)), scope, skip)
         return
+    if isinstance(node, ast.Call):
+        followed, occurrences = _through_helper(node, path, scope)
+        yield from occurrences
+        skip = skip | followed
     for child in ast.iter_child_nodes(node):
-        yield from _occurrences(child, path, names, root)
+        yield from _occurrences(child, path, scope, skip)
+
+
+def _through_helper(
+    call: ast.Call, path: tuple[_Guard, ...], scope: _Scope
+) -> tuple[frozenset[int], list[tuple[str, tuple[_Guard, ...]]]]:
+    """The occurrences inside a plain helper of the names ``call`` hands it, under
+    ``path``, and the ids of the argument nodes so followed (none when ``call`` is
+    not a helper's, or the helper's source cannot be read)."""
+    found = helper_call(scope.namespace, call) if scope.depth < HELPER_DEPTH else None
+    if found is None:
+        return frozenset(), []
+    helper, arguments = found
+    handed = {
+        parameter: argument.id
+        for parameter, argument in arguments.items()
+        if isinstance(argument, ast.Name) and argument.id in scope.names
+    }
+    definition = _definition(helper) if handed else None
+    if definition is None:
+        return frozenset(), []
+    rename = _renaming(definition, arguments, scope.rename)
+    inner = _Scope(helper, definition, set(handed), rename, scope.depth + 1)
+    occurrences = [
+        (handed[name], (*path, *inner_path))
+        for name, inner_path in _occurrences(definition, (), inner)
+    ]
+    return frozenset(id(arguments[parameter]) for parameter in handed), occurrences
+
+
+def _renaming(
+    definition: ast.FunctionDef,
+    arguments: Mapping[str, ast.expr],
+    outer: Callable[[ast.expr], ast.expr],
+) -> Callable[[ast.expr], ast.expr]:
+    """How a helper's condition reads in the application's names: each parameter the
+    helper never rebinds is the argument the call gives it; every other name is the
+    helper's own, which no constexpr value gives."""
+    rebound = _rebound(definition)
+    replacements = {
+        name: outer(argument) for name, argument in arguments.items() if name not in rebound
+    }
+
+    class Renamed(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            if node.id in replacements:
+                return copy.deepcopy(replacements[node.id])
+            return ast.Name(id=f"{node.id} of {definition.name}", ctx=ast.Load())
+
+    def rename(test: ast.expr) -> ast.expr:
+        renamed: ast.expr = Renamed().visit(copy.deepcopy(test))
+        return renamed
+
+    return rename
 
 
 def _constexpr_names(
@@ -156,6 +252,21 @@ def _constexpr_names(
 ) -> frozenset[str]:
     """The names whose value a call's constexprs give, and which the application never
     rebinds: constexpr scalar parameters, and constexpr symbols it names directly."""
+    rebound = _rebound(definition)
+    names = {p.name for p in parameters}
+    scalars = {p.name for p in parameters if p.is_scalar and p.source.constexpr}
+    namespace = namespace_of(application)
+    symbols = {
+        name
+        for name in constexpr_symbols
+        if name not in names and isinstance(namespace.get(name, constexpr_symbols[name]), Symbol)
+    }
+    return frozenset((scalars | symbols) - rebound)
+
+
+def _rebound(definition: ast.FunctionDef) -> set[str]:
+    """The names a function assigns, binds in a nested scope's parameters, or
+    declares ``global``/``nonlocal``: their values are not what they were given."""
     rebound = {
         node.id
         for node in ast.walk(definition)
@@ -173,15 +284,7 @@ def _constexpr_names(
         if isinstance(node, (ast.Global, ast.Nonlocal))
         for name in node.names
     }
-    names = {p.name for p in parameters}
-    scalars = {p.name for p in parameters if p.is_scalar and p.source.constexpr}
-    namespace = namespace_of(application)
-    symbols = {
-        name
-        for name in constexpr_symbols
-        if name not in names and isinstance(namespace.get(name, constexpr_symbols[name]), Symbol)
-    }
-    return frozenset((scalars | symbols) - rebound)
+    return rebound
 
 
 def _entangled(tensors: Sequence[Parameter], grid: Sequence[SymbolLike]) -> set[str]:

@@ -20,8 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "HELPER_DEPTH",
     "application_tree",
     "element_indexed",
+    "helper_call",
     "namespace_of",
     "source_only_parameters",
     "whole_indexed_parameters",
@@ -196,22 +198,38 @@ def _handed_to_helpers(
     namespace = namespace_of(application)
     handed: dict[int, tuple[Callable[..., Any], str]] = {}
     for call in ast.walk(tree):
-        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        found = helper_call(namespace, call) if isinstance(call, ast.Call) else None
+        if found is None:
             continue
-        helper = namespace.get(call.func.id)
-        if not isinstance(helper, types.FunctionType):
-            continue
-        parameters = _positional_parameters(helper)
-        for index, argument in enumerate(call.args):
-            if isinstance(argument, ast.Starred) or index >= len(parameters):
-                break
+        helper, arguments = found
+        for parameter, argument in arguments.items():
             if isinstance(argument, ast.Name) and argument.id in names:
-                handed[id(argument)] = (helper, parameters[index])
-        for keyword in call.keywords:
-            value = keyword.value
-            if keyword.arg is not None and isinstance(value, ast.Name) and value.id in names:
-                handed[id(value)] = (helper, keyword.arg)
+                handed[id(argument)] = (helper, parameter)
     return handed
+
+
+def helper_call(
+    namespace: Mapping[str, Any], call: ast.Call
+) -> tuple[types.FunctionType, dict[str, ast.expr]] | None:
+    """A call of a plain Python helper, which code generation inlines: the helper
+    and, by the name of the helper's parameter, the argument each parameter gets
+    (positional ones up to the first ``*args``, then keywords); None for a call of
+    anything else.  ``namespace`` is what the caller's names resolve in."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    helper = namespace.get(call.func.id)
+    if not isinstance(helper, types.FunctionType):
+        return None
+    parameters = _positional_parameters(helper)
+    arguments: dict[str, ast.expr] = {}
+    for index, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred) or index >= len(parameters):
+            break
+        arguments[parameters[index]] = argument
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            arguments[keyword.arg] = keyword.value
+    return helper, arguments
 
 
 def _positional_parameters(function: Callable[..., Any]) -> list[str]:
