@@ -13,7 +13,7 @@ from support.tutorial import add, matmul, softmax
 
 import ninetoothed
 import ninetoothed.language as ntl
-from ninetoothed import Tensor, block_size
+from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.errors import ArrangementError, CodegenError, LaunchError, MetaOperationError
 from nt_triton import knobs
 
@@ -117,6 +117,66 @@ def test_loading_a_hierarchical_level_needs_an_index():
 
     with pytest.raises(CodegenError, match="more level.*index it"):
         ninetoothed.make(matmul.arrangement, application, (Tensor(2), Tensor(2), Tensor(2)))
+
+
+def flagged_tiles(x, y, flag):
+    return x.tile((16,)), y.tile((16,)), flag
+
+
+def reads_an_undefined_name(x, y, flag):
+    if flag:
+        y = x + not_defined_anywhere  # noqa: F821, F841
+
+
+def reads_an_undefined_name_in_a_helper(x, y, flag):
+    y = shifted(x)  # noqa: F841
+
+
+def shifted(tile):
+    return tile + also_not_defined  # noqa: F821
+
+
+FLAGS = {
+    "constexpr given at the call": lambda: Tensor(0, constexpr=True),
+    "constexpr fixed at make": lambda: Tensor(0, constexpr=True, value=1),
+    "run-time scalar": lambda: Tensor(0),
+}
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+@pytest.mark.parametrize(
+    "application, reader, name",
+    [
+        (reads_an_undefined_name, "reads_an_undefined_name", "not_defined_anywhere"),
+        (reads_an_undefined_name_in_a_helper, "shifted", "also_not_defined"),
+    ],
+)
+def test_an_undefined_name_is_refused_at_make(application, reader, name, flag):
+    """Before, a constexpr given at the call deferred Triton's compile, and with it
+    the refusal, to the first call."""
+    where = rf"{name} is not defined \(read by {reader} at \S*test_errors.py:\d+\)"
+    with pytest.raises(CodegenError, match=where):
+        ninetoothed.make(flagged_tiles, application, (Tensor(1), Tensor(1), FLAGS[flag]()))
+
+
+def symbol_tiles(x, y):
+    block = Symbol("BLOCK", constexpr=True)  # named in the application, not a global
+    return x.tile((block,)), y.tile((block,))
+
+
+def names_bound_every_way(x: Undeclared, y) -> Undeclared:  # noqa: F821 - never evaluated
+    total = x
+    for step in range(2):
+        total += step
+    y = total * BLOCK  # noqa: F821, F841
+
+
+def test_names_an_application_binds_or_the_kernel_defines_are_not_refused():
+    kernel = ninetoothed.make(symbol_tiles, names_bound_every_way, (Tensor(1), Tensor(1)))
+    x = torch.randn(20)
+    y = torch.full_like(x, float("nan"))
+    kernel(x, y, BLOCK=16)
+    torch.testing.assert_close(y, (x + 1) * 16)
 
 
 def test_missing_constexpr_symbol():

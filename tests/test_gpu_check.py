@@ -47,10 +47,6 @@ def numpy_on_a_tile(x, y):
     y = np.exp(x)  # noqa: F841
 
 
-def undefined_name(x, y):
-    y = not_defined_anywhere + x  # noqa: F821, F841
-
-
 def unknown_language_function(x, y):
     y = ntl.no_such_function(x)  # noqa: F841
 
@@ -70,7 +66,7 @@ REFUSED = {
     "condition on a tile": (condition_on_a_tile, "ambiguous|scalar|condition|block"),
     "numpy call on a tile": (numpy_on_a_tile, "np is not defined"),
     # Refused at make with the generated line (the interpreter would fail only when run).
-    "undefined name": (undefined_name, "not_defined_anywhere is not defined"),
+    # (An undefined name is refused before generation: tests/test_errors.py.)
     "unknown ntl function": (unknown_language_function, "has no attribute 'no_such_function'"),
 }
 
@@ -87,10 +83,10 @@ def test_the_refusal_names_where_the_application_is(monkeypatch):
     """The generated line is not the user's: the message says which function, in
     which file and at which line, holds the application."""
     monkeypatch.delenv("NINETOOTHED_GPU_CHECK", raising=False)
-    line = undefined_name.__code__.co_firstlineno
-    where = rf"the application is undefined_name at \S*test_gpu_check.py:{line}\)"
+    line = numpy_on_a_tile.__code__.co_firstlineno
+    where = rf"the application is numpy_on_a_tile at \S*test_gpu_check.py:{line}\)"
     with pytest.raises(CodegenError, match=where):
-        ninetoothed.make(arrangement, undefined_name, (Tensor(1), Tensor(1)))
+        ninetoothed.make(arrangement, numpy_on_a_tile, (Tensor(1), Tensor(1)))
 
 
 @pytest.mark.parametrize("case", REFUSED)

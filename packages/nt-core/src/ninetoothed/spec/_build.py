@@ -2,8 +2,9 @@
 
 :func:`build_spec` pairs the application's parameters with the tensors given
 and the tensors the arrangement returned (as upstream pairs them), aligns
-and checks their outermost levels (:mod:`~ninetoothed.spec._grid`) and sorts
-the symbols they use into meta, constexpr and run-time ones.
+and checks their outermost levels (:mod:`~ninetoothed.spec._grid`), sorts
+the symbols they use into meta, constexpr and run-time ones, and refuses an
+application that reads a name nothing defines (:mod:`~ninetoothed.spec._names`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ninetoothed.arrangement.symbol import Symbol, names_of
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
 from ninetoothed.spec._grid import align_outermost_ranks, check_outermost_shapes
+from ninetoothed.spec._names import check_names_defined
 from ninetoothed.spec._usage import source_only_parameters, whole_indexed_parameters
 from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import Parameter
@@ -57,8 +59,10 @@ def build_spec(
         for n, s in symbols.items()
         if not (s.meta or s.constexpr) and n not in size_and_stride_names
     }
+    kernel = name or str(getattr(application, "__name__", "kernel"))
+    check_names_defined(kernel, application, symbols.keys() | size_and_stride_names)
     return KernelSpec(
-        name=name or str(getattr(application, "__name__", "kernel")),
+        name=kernel,
         parameters=tuple(parameters),
         application=application,
         grid=grid,

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, names_of
-from ninetoothed.spec._usage import HELPER_DEPTH, application_tree, helper_call, namespace_of
+from ninetoothed.spec._usage import HELPER_DEPTH, function_definition, helper_call, namespace_of
 from ninetoothed.spec.parameter import Parameter
 
 __all__ = ["Conditional", "conditional_parameters"]
@@ -96,7 +96,7 @@ def conditional_parameters(
     """The tensor parameters among ``parameters`` (a kernel's, in order, with its
     constexpr symbols and launch grid) that the rule above may leave unused."""
     tensors = [p for p in parameters if not p.is_scalar]
-    definition = _definition(application)
+    definition = function_definition(application)
     if definition is None:
         return ()
     names = {p.name for p in tensors}
@@ -124,12 +124,6 @@ def conditional_parameters(
         }
         result.append(Conditional(index, parameter.name, tuple(compiled.values())))
     return tuple(result)
-
-
-def _definition(function: Callable[..., Any]) -> ast.FunctionDef | None:
-    """The parsed definition of ``function``; None when its source cannot be read."""
-    tree = application_tree(function)
-    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None) if tree else None
 
 
 _Guard = tuple[ast.expr, bool]
@@ -206,7 +200,7 @@ def _through_helper(
         for parameter, argument in arguments.items()
         if isinstance(argument, ast.Name) and argument.id in scope.names
     }
-    definition = _definition(helper) if handed else None
+    definition = function_definition(helper) if handed else None
     if definition is None:
         return frozenset(), []
     rename = _renaming(definition, arguments, scope.rename)

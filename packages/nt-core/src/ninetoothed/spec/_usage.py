@@ -23,6 +23,7 @@ __all__ = [
     "HELPER_DEPTH",
     "application_tree",
     "element_indexed",
+    "function_definition",
     "helper_call",
     "namespace_of",
     "source_only_parameters",
@@ -44,6 +45,13 @@ def application_tree(application: Callable[..., Any]) -> ast.Module | None:
         return ast.parse(textwrap.dedent(inspect.getsource(application)))
     except (OSError, TypeError, SyntaxError):
         return None
+
+
+def function_definition(function: Callable[..., Any]) -> ast.FunctionDef | None:
+    """The parsed definition of ``function``; None when its source cannot be read (see
+    :func:`application_tree`) or is not a ``def`` (a lambda)."""
+    tree = application_tree(function)
+    return next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None) if tree else None
 
 
 def subscript_depths(application: Callable[..., Any], names: set[str]) -> dict[str, int]:
