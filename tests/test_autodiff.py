@@ -223,9 +223,10 @@ def test_jax_grad_of_a_kernel_without_backward_is_refused() -> None:
 
 
 def test_every_framework_package_has_the_same_make_and_jit() -> None:
-    import nt_jax
-    import nt_paddle
     import nt_torch
+
+    nt_jax = pytest.importorskip("nt_jax", reason="nt-jax is not installed here")
+    nt_paddle = pytest.importorskip("nt_paddle", reason="nt-paddle is not installed here")
 
     for package in (nt_torch, nt_paddle, nt_jax):
         assert package.make is ninetoothed.make and package.jit is ninetoothed.jit
