@@ -6,6 +6,8 @@ before anything reaches Triton.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 from support.base import ON_GPU
@@ -136,6 +138,15 @@ def shifted(tile):
     return tile + also_not_defined  # noqa: F821
 
 
+def reads_through_a_decorated_helper(x, y, flag):
+    y = cached_shift(x)  # noqa: F841
+
+
+@functools.cache
+def cached_shift(tile):  # code generation inlines the function it wraps
+    return tile + not_defined_either  # noqa: F821
+
+
 FLAGS = {
     "constexpr given at the call": lambda: Tensor(0, constexpr=True),
     "constexpr fixed at make": lambda: Tensor(0, constexpr=True, value=1),
@@ -149,6 +160,7 @@ FLAGS = {
     [
         (reads_an_undefined_name, "reads_an_undefined_name", "not_defined_anywhere"),
         (reads_an_undefined_name_in_a_helper, "shifted", "also_not_defined"),
+        (reads_through_a_decorated_helper, "cached_shift", "not_defined_either"),
     ],
 )
 def test_an_undefined_name_is_refused_at_make(application, reader, name, flag):

@@ -10,7 +10,8 @@ whatever defers the compile: a name is defined when the function binds it
 parameter …), its globals or closure hold it, it is a builtin, or it is one
 of the kernel's symbols (an application may name a constexpr symbol, as
 upstream's may).  The plain Python helpers the application calls, which are
-inlined into the kernel, are read the same way.  Only the body is read: the
+inlined into the kernel, are read the same way, each decorated function as
+the function it wraps, in that function's globals.  Only the body is read: the
 signature's annotations and defaults are evaluated where the function is
 defined, or never (``from __future__ import annotations``).
 """
@@ -48,6 +49,7 @@ def _undefined(
     function: Callable[..., Any], symbols: Collection[str], depth: int, seen: set[int]
 ) -> Iterator[tuple[Callable[..., Any], str, int]]:
     """``(function, name, line)`` for each undefined name ``function`` and its helpers read."""
+    function = inspect.unwrap(function)  # a decorated function's names are the original's
     seen.add(id(function))
     definition = function_definition(function)
     if definition is None:
@@ -66,9 +68,16 @@ def _undefined(
         return
     for node in _body_nodes(definition):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            helper = namespace.get(node.func.id)
-            if isinstance(helper, types.FunctionType) and id(helper) not in seen:
+            helper = _inlined(namespace.get(node.func.id))
+            if helper is not None and id(helper) not in seen:
                 yield from _undefined(helper, symbols, depth + 1, seen)
+
+
+def _inlined(value: Any) -> types.FunctionType | None:
+    """The plain Python function code generation inlines for a called ``value``
+    (unwrapped from its decorators, as code generation unwraps it), or None."""
+    function = inspect.unwrap(value) if hasattr(value, "__wrapped__") else value
+    return function if isinstance(function, types.FunctionType) else None
 
 
 def _bound(definition: ast.FunctionDef) -> set[str]:
