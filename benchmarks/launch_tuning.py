@@ -24,8 +24,8 @@ def describe(configuration: Any) -> str:
 def runs(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, Any]:
     """``(launch(configuration) -> run, candidates)`` for this call of ``kernel``."""
     from nt_torch.adapter import TorchAdapter
-    from nt_triton import tuning
-    from nt_triton.launch.fastpath import _Call
+    from nt_triton import _tuning as tuning
+    from nt_triton._launch.fastpath import _Call
 
     generated = kernel.generated
     launcher = kernel.fast_path

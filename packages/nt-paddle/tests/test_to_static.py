@@ -36,8 +36,8 @@ from ninetoothed import Symbol, Tensor, plugins
 from ninetoothed.library import pinned_block_sizes
 from nt_paddle import autograd, fastpath, ops
 from nt_paddle.adapter import PaddleAdapter
-from nt_triton.kernel import TritonKernel
-from nt_triton.launch.fastpath import FastLauncher, HostReads
+from nt_triton._kernel import TritonKernel
+from nt_triton._launch.fastpath import FastLauncher, HostReads
 
 pytestmark = pytest.mark.interpreter_only  # kernels run on CPU tensors
 

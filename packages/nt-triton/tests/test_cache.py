@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nt_triton import cache, knobs
+from nt_triton import knobs
+from nt_triton.cache import _sources as cache
 
 
 @pytest.fixture

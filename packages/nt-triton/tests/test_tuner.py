@@ -14,12 +14,14 @@ from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
-from nt_triton import cache as nt_cache
-from nt_triton import tuning
-from nt_triton.launch import HostReads
-from nt_triton.tuner import Tuner, TuningCall, export_table, import_table, table
-from nt_triton.tuner.progress import Progress
-from nt_triton.tuner.workers import CompilePool
+from nt_triton import _tuning as tuning
+from nt_triton._launch import HostReads
+from nt_triton.cache import _sources as nt_cache
+from nt_triton.cache import _tables as table
+from nt_triton.tuner import export_table, import_table
+from nt_triton.tuner._core import Tuner, TuningCall
+from nt_triton.tuner._progress import Progress
+from nt_triton.tuner._workers import CompilePool
 
 CONFIGS = [tuning.Configuration({"B": b}) for b in (64, 16, 256, 32)]
 

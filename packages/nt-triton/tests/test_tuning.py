@@ -1,4 +1,4 @@
-"""The auto-tuning space (``nt_triton.tuning``): bounds, limits, the cap, pinned configurations."""
+"""The auto-tuning space (``nt_triton._tuning``): bounds, limits, the cap, pinned configurations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.errors import CodegenError
 from ninetoothed.symbol import is_power_of_two
-from nt_triton import tuning
+from nt_triton import _tuning as tuning
 
 
 def application(x, y):

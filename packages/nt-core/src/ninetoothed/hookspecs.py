@@ -52,7 +52,7 @@ class TensorInfo(NamedTuple):
 class SignatureParameter(Protocol):
     """One parameter of a generated kernel, as its signature describes it.
 
-    nt-triton's :class:`nt_triton.abi.KernelParameter` is one; ``kind`` is one
+    nt-triton's :class:`nt_triton._abi.KernelParameter` is one; ``kind`` is one
     of ``"pointer"``, ``"size"``, ``"stride"``, ``"scalar"``, ``"symbol"``,
     ``"padded_size"``, ``"int64_flag"``, ``"layout_flag"``, ``"size_alignment"``,
     ``"meta"``.

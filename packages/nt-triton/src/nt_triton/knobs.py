@@ -2,7 +2,7 @@
 
 * ``NINETOOTHED_CACHE_DIR``: where generated sources live (default
   ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``; ``~`` is
-  expanded).  When the default cannot be written, :mod:`nt_triton.cache`
+  expanded).  When the default cannot be written, :mod:`nt_triton.cache._sources`
   falls back to a per-user temporary directory with a warning; a directory
   set here that cannot be written is an error.
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
@@ -19,7 +19,7 @@
   (default: CPUs - 1, at most 16; ``0`` compiles in the calling process, in
   threads, without a budget).
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
-  kernel's front end for a GPU target (:mod:`nt_triton.gpu_check`); ``0``
+  kernel's front end for a GPU target (:mod:`nt_triton._gpu_check`); ``0``
   turns that off (default on).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ninetoothed.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from nt_triton.backend import TritonBackend
+    from nt_triton._backend import TritonBackend
 
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.plugins.codegen_backend`` asks for."""
@@ -22,7 +22,7 @@ BACKEND_NAME = "triton"
 @functools.cache
 def _backend() -> TritonBackend:
     """The process-wide backend, created on first use."""
-    from nt_triton.backend import TritonBackend
+    from nt_triton._backend import TritonBackend
 
     return TritonBackend()
 

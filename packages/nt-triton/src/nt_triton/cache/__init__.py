@@ -1,0 +1,3 @@
+"""Where NineToothed keeps what it generates: sources, the kernel-reuse index, tuning tables."""
+
+__all__: list[str] = []
