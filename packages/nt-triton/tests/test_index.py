@@ -297,7 +297,7 @@ def test_what_cannot_be_fingerprinted_is_generated_every_time(generations: list[
 
 def test_a_corrupted_index_entry_is_a_miss(generations: list[str], tmp_path: Path) -> None:
     make(scaled)
-    (entry,) = (tmp_path / index.INDEX_DIRECTORY).iterdir()
+    (entry,) = (tmp_path / "index").iterdir()
     entry.write_bytes(b"not a pickle")
     index.forget()
     check(make(scaled), lambda x: x * 2)

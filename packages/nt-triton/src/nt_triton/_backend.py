@@ -22,6 +22,7 @@ from nt_triton._abi import ParameterKind
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import host_filename, host_source
 from nt_triton._kernel import TritonKernel
+from nt_triton.cache import _layout
 from nt_triton.cache import _reuse as index
 from nt_triton.cache import _sources as sources
 
@@ -49,7 +50,7 @@ class TritonBackend:
 def _kept(spec: KernelSpec, found: index.Loaded) -> TritonKernel:
     """The kernel of an index entry: no code generation, no compiling, no GPU check."""
     entry = found.entry
-    path = sources.directory() / entry.file
+    path = _layout.directory("sources") / entry.file
     kernel = TritonKernel(
         spec, entry.generated, entry.configurations, entry.host, found.text, path, found.function
     )

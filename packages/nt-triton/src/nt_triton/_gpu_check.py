@@ -35,6 +35,7 @@ from ninetoothed.hookspecs import TensorInfo
 from ninetoothed.ir import KernelSpec
 from nt_triton import _failures as failures
 from nt_triton._abi import KernelSignature, ParameterKind
+from nt_triton.cache import _memos
 
 TARGET = ("cuda", 90, 32)
 """The GPU target the front end compiles for: Hopper, warps of 32."""
@@ -90,7 +91,7 @@ def _pristine_language() -> Iterator[None]:
                 setattr(obj, name, value)
 
 
-_MADE: dict[Any, Any] = {}
+_MADE: dict[Any, Any] = _memos.register({}, "nt_triton._gpu_check._MADE")
 """Compilable copies already made (Triton's own library is converted once per process)."""
 
 PLACEHOLDER_CONSTANT = 16

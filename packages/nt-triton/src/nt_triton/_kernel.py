@@ -29,6 +29,7 @@ from nt_triton._abi import KernelSignature
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import HostFunction, LaunchPlan, compile_host
 from nt_triton._launch.fastpath import FastLauncher, HostReads
+from nt_triton.cache import _memos
 from nt_triton.cache import _sources as sources
 from nt_triton.tuner._core import Tuner
 
@@ -281,7 +282,9 @@ class TritonKernel:
             self._gpu_checked.add(key)
 
 
-LOADED: weakref.WeakValueDictionary[str, TritonKernel] = weakref.WeakValueDictionary()
+LOADED: weakref.WeakValueDictionary[str, TritonKernel] = _memos.register(
+    weakref.WeakValueDictionary(), "nt_triton._kernel.LOADED", clearable=False
+)
 """Every kernel made in this process, by its cached source file (launches that
 name a kernel by that path, such as PyTorch's custom operator, find it here)."""
 

@@ -1,10 +1,12 @@
 """Every environment knob nt-triton reads, in one place.
 
-* ``NINETOOTHED_CACHE_DIR``: where generated sources live (default
+* ``NINETOOTHED_CACHE_DIR``: the root of NineToothed's cache, which holds
+  every kind it writes: generated sources, ``index/``, ``tuning/`` (default
   ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``; ``~`` is
-  expanded).  When the default cannot be written, :mod:`nt_triton.cache._sources`
+  expanded).  When the default cannot be written, :mod:`nt_triton.cache`
   falls back to a per-user temporary directory with a warning; a directory
-  set here that cannot be written is an error.
+  set here that cannot be written is an error.  Compiled binaries stay in
+  Triton's cache (``TRITON_CACHE_DIR``, Triton's own knob).
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
   per kernel (default 32 on a GPU, 2 under Triton's interpreter).
 * ``NINETOOTHED_TUNING``: ``on`` (default: tune on a call's first use of a
@@ -38,7 +40,8 @@ def interpreting() -> bool:
 
 
 def cache_dir() -> Path:
-    """The directory for generated sources (``~`` expanded)."""
+    """The cache's configured root (``~`` expanded; :func:`nt_triton.cache.root` falls
+    back from an unwritable default)."""
     configured = os.environ.get("NINETOOTHED_CACHE_DIR")
     if configured:
         return Path(configured).expanduser()
@@ -47,7 +50,7 @@ def cache_dir() -> Path:
 
 
 def cache_dir_is_configured() -> bool:
-    """Whether ``NINETOOTHED_CACHE_DIR`` names the cache directory (no fallback then)."""
+    """Whether ``NINETOOTHED_CACHE_DIR`` names the cache's root (no fallback then)."""
     return bool(os.environ.get("NINETOOTHED_CACHE_DIR"))
 
 

@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nt_triton.cache import _memos
+
 DIVISIBLE: list[list[Any]] = [["tt.divisibility", 16]]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -217,7 +219,10 @@ class Loaded:
         return launch
 
 
-_FACTORIES: dict[tuple[str, tuple[str, ...]], Callable[..., Any]] = {}
+_FACTORIES: dict[tuple[str, tuple[str, ...]], Callable[..., Any]] = _memos.register(
+    {}, "nt_triton._launch.compiled._FACTORIES"
+)
+"""Raw launchers' factories by launcher style and parameter order (:func:`launch_factory`)."""
 
 
 def _factory(style: str, order: tuple[str, ...]) -> Callable[..., Any]:

@@ -10,7 +10,7 @@ are kept under that fingerprint twice:
 * in this process (:data:`_MEMO`), with the loaded ``@triton.jit`` function,
   so making the same kernel again costs the fingerprint and building the
   kernel object;
-* on disk, next to the generated sources (``<cache dir>/index/<fingerprint>.pickle``),
+* on disk, in the cache's ``index`` folder (``<root>/index/<fingerprint>.pickle``),
   so another process loads the generated module directly.
 
 An index entry names its source file, which is checked against its content
@@ -40,12 +40,11 @@ from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._codegen import GeneratedSource
 from nt_triton._version import VERSION
+from nt_triton.cache import _layout, _memos
 from nt_triton.cache import _sources as sources
 
 FORMAT = 1
 """Bumped when :class:`Entry` changes: entries of another format are misses."""
-
-INDEX_DIRECTORY = "index"
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 """nt-triton's source folder (its files are part of :func:`library_stamp`)."""
@@ -60,7 +59,7 @@ class Entry:
     host: str
     """The host function's source (:func:`nt_triton._host.host_source`)."""
     file: str
-    """The generated source's file name in the cache directory."""
+    """The generated source's file name in the ``sources`` folder."""
     gpu_check_pending: bool
     """Under the interpreter: the GPU front-end check waits for a call's constexpr values."""
     code: bytes = b""
@@ -79,8 +78,8 @@ class Loaded:
     function: Any
 
 
-_MEMO: dict[tuple[str, str], Loaded] = {}
-"""This process's entries, by cache directory and fingerprint."""
+_MEMO: dict[tuple[str, str], Loaded] = _memos.register({}, "nt_triton.cache._reuse._MEMO", "index")
+"""This process's entries, by cache root and fingerprint."""
 
 
 def fingerprint(spec: KernelSpec) -> str | None:
@@ -120,18 +119,18 @@ def library_stamp() -> str:
 
 def lookup(key: str) -> Loaded | None:
     """The kernel generated before under ``key``: this process's, else the disk's, else None."""
-    directory = sources.directory()
-    found = _MEMO.get((str(directory), key))
+    root = _layout.root()
+    found = _MEMO.get((str(root), key))
     if found is not None:
         # The file may have been cleared since: put the source back (a no-op when intact).
         sources.store(found.text, Path(found.entry.file).stem.rsplit("_", 1)[0])
         return found
     try:
-        with open(directory / INDEX_DIRECTORY / f"{key}.pickle", "rb") as file:
+        with open(_layout.directory("index", root) / f"{key}.pickle", "rb") as file:
             entry = pickle.load(file)  # noqa: S301 - our own cache, like the sources we run
         if not isinstance(entry, Entry) or entry.format != FORMAT:
             return None
-        path = directory / entry.file
+        path = _layout.directory("sources", root) / entry.file
         text = sources.read(path)
         _seed_compiled(entry, text, str(path))
         module = sources.execute(path, text, entry.generated.injected, dict(entry.source_lines))
@@ -140,7 +139,7 @@ def lookup(key: str) -> Loaded | None:
         return None
     except Exception:  # noqa: BLE001 - a stale or foreign entry (say, classes renamed): a miss
         return None
-    loaded = _MEMO[(str(directory), key)] = Loaded(entry, text, function)
+    loaded = _MEMO[(str(root), key)] = Loaded(entry, text, function)
     return loaded
 
 
@@ -157,16 +156,16 @@ def remember(key: str, entry: Entry, text: str, function: Any, host_filename: st
     """Keep a freshly generated kernel under ``key``, here and on disk (best effort)."""
     if entry.generated.injected:
         return  # users' triton.jit helpers are objects of this process
-    directory = sources.directory()
-    _MEMO[(str(directory), key)] = Loaded(entry, text, function)
+    root = _layout.root()
+    _MEMO[(str(root), key)] = Loaded(entry, text, function)
     try:
-        codes = (sources.compiled(text, str(directory / entry.file)),
+        codes = (sources.compiled(text, str(_layout.directory("sources", root) / entry.file)),
                  sources.compiled(entry.host, host_filename))  # fmt: skip
         entry = dataclasses.replace(entry, code=marshal.dumps(codes))
         data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-        index = directory / INDEX_DIRECTORY
+        index = _layout.directory("index", root)
         index.mkdir(exist_ok=True)
-        sources.write_atomically(index / f"{key}.pickle", data)
+        _layout.write_atomically(index / f"{key}.pickle", data)
     except (OSError, pickle.PicklingError, TypeError, AttributeError, ValueError):
         pass  # the index only saves time: a kernel that cannot be kept is generated again
 

@@ -11,26 +11,18 @@ source that was generated: :func:`load` checks the file against its name and
 hands Python's line cache the same text, which Triton's interpreter reads
 when it first runs a kernel.
 
-Where: :func:`nt_triton.knobs.cache_dir`.  When the default directory cannot
-be written (no home directory, a read-only one), sources go to a per-user
-temporary directory instead, with a warning; a directory named by
-``NINETOOTHED_CACHE_DIR`` that cannot be written is an error naming it.
+Where: the cache's root itself (:func:`nt_triton.cache._layout.root`), as
+``<stem>_<content hash>.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import importlib.util
 import inspect
 import linecache
-import os
-import secrets
-import stat
-import tempfile
 import threading
-import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -39,6 +31,7 @@ from typing import Any
 from ninetoothed.errors import CodegenError
 from nt_triton import knobs
 from nt_triton._codegen import naming
+from nt_triton.cache import _layout, _memos
 
 HASH_LENGTH = 32
 """Hex digits of the content hash in a cached file's name (``stem_HASH.py``)."""
@@ -49,47 +42,16 @@ def content_hash(source: str) -> str:
     return hashlib.sha256(source.encode()).hexdigest()[:HASH_LENGTH]
 
 
-def directory() -> Path:
-    """The cache directory, created if needed: the configured one, or the fallback."""
-    try:
-        configured = knobs.cache_dir()
-        _make_writable_directory(configured)
-        return configured
-    except (OSError, RuntimeError) as error:  # RuntimeError: no home directory at all
-        if knobs.cache_dir_is_configured():
-            raise CodegenError(
-                f"NINETOOTHED_CACHE_DIR={os.environ['NINETOOTHED_CACHE_DIR']!r} cannot hold "
-                f"generated sources ({error}); point NINETOOTHED_CACHE_DIR at a writable "
-                "directory"
-            ) from error
-        return _fallback(str(error))
-
-
 def store(source: str, stem: str) -> Path:
     """Write ``source`` to the cache (if not already there intact); return its path."""
-    cache = directory()
-    path = cache / f"{stem}_{content_hash(source)}.py"
+    path = _layout.directory("sources") / f"{stem}_{content_hash(source)}.py"
     try:
         if path.read_text() == source:
             return path
     except (OSError, UnicodeDecodeError):
         pass
-    write_atomically(path, source.encode())
+    _layout.write_atomically(path, source.encode())
     return path
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (never half-written)."""
-    temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    # os.open with 0o666 lets the umask decide the permissions (mkstemp's are 0600).
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def load(
@@ -180,7 +142,9 @@ def _known_source_lines(filename: str, known: SourceLines) -> Iterator[None]:
             inspect.getsourcelines = original
 
 
-_COMPILED: dict[tuple[str, str], CodeType] = {}
+_COMPILED: dict[tuple[str, str], CodeType] = _memos.register(
+    {}, "nt_triton.cache._sources._COMPILED", "sources"
+)
 """Code objects of generated sources (kernel modules, host functions) by file name and text."""
 
 
@@ -193,41 +157,3 @@ def compiled(text: str, filename: str, code: CodeType | None = None) -> CodeType
             code = compile(text, filename, "exec")
         found = _COMPILED[key] = code
     return found
-
-
-def _make_writable_directory(path: Path) -> None:
-    """Create ``path`` if needed; raise :class:`OSError` unless files can be written there."""
-    path.mkdir(parents=True, exist_ok=True)
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise PermissionError(f"{path} is not writable")
-
-
-def _fallback(reason: str) -> Path:
-    """The per-user temporary cache directory, created private; warns once per reason."""
-    owner = os.getuid() if hasattr(os, "getuid") else os.getlogin()
-    path = Path(tempfile.gettempdir()) / f"ninetoothed-{owner}"
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        status = path.lstat()
-    except OSError as error:
-        raise CodegenError(
-            f"no writable directory for generated sources ({reason}; the fallback {path}: "
-            f"{error}); set NINETOOTHED_CACHE_DIR to a writable directory"
-        ) from error
-    if not stat.S_ISDIR(status.st_mode) or (hasattr(os, "getuid") and status.st_uid != os.getuid()):
-        raise CodegenError(
-            f"no writable directory for generated sources ({reason}), and the fallback {path} "
-            "is not a directory of this user's; set NINETOOTHED_CACHE_DIR to a writable directory"
-        )
-    _warn_fallback(reason, str(path))
-    return path
-
-
-@functools.cache
-def _warn_fallback(reason: str, path: str) -> None:
-    warnings.warn(
-        f"NineToothed cannot write its cache directory ({reason}); generated sources go to "
-        f"{path} instead (set NINETOOTHED_CACHE_DIR to choose)",
-        RuntimeWarning,
-        stacklevel=4,
-    )

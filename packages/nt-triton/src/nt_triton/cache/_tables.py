@@ -1,8 +1,8 @@
 """Tuning results on disk: one JSON table per kernel, shared by processes.
 
-``$NINETOOTHED_CACHE_DIR/tuning/<kernel file stem>.json`` (the stem is the
-generated source's name and content hash, so an edited kernel starts a new
-table) maps an entry key to the chosen configuration.  The key names the
+``<root>/tuning/<kernel file stem>.json`` in the cache (:mod:`nt_triton.cache`;
+the stem is the generated source's name and content hash, so an edited
+kernel starts a new table) maps an entry key to the chosen configuration.  The key names the
 device (its name and compute capability: an H100 and an H200 share sm_90 but
 not their best tiles), the tuning key (sizes, dtypes, unit strides, keyword
 symbols) and the versions of NineToothed and Triton.  Writes go through a
@@ -18,19 +18,28 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ninetoothed.errors import CodegenError
 from nt_triton import knobs
+from nt_triton.cache import _layout, _usage
 
 FORMAT = 1
 
 
 def directory() -> Path:
-    """Where the tables live."""
-    return knobs.cache_dir() / "tuning"
+    """Where the tables live: the cache's ``tuning`` folder.
+
+    Where no root can be written (``NINETOOTHED_CACHE_DIR`` names a read-only
+    folder), the configured one: tables are read from it, and new results stay
+    in memory.
+    """
+    try:
+        return _layout.directory("tuning")
+    except CodegenError:
+        return knobs.cache_dir() / _layout.PLACES["tuning"]
 
 
 def _path(kernel_stem: str) -> Path:
@@ -57,18 +66,12 @@ def write(kernel_stem: str, key: str, entry: Mapping[str, Any]) -> None:
 
 
 def _replace(path: Path, data: Mapping[str, Any]) -> None:
+    text = json.dumps(data, indent=1, sort_keys=True)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        _layout.write_atomically(path, text.encode())
     except OSError:
         return  # an unwritable cache: tuning results stay in memory
-    try:
-        with os.fdopen(descriptor, "w") as file:
-            json.dump(data, file, indent=1, sort_keys=True)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def export_table(destination: str | os.PathLike[str]) -> int:
@@ -97,8 +100,5 @@ def import_table(source: str | os.PathLike[str]) -> int:
 
 
 def clear() -> None:
-    """Forget every persisted tuning result."""
-    folder = directory()
-    if folder.is_dir():
-        for path in folder.glob("*.json"):
-            path.unlink(missing_ok=True)
+    """Forget every persisted tuning result (the cache's kind ``tuning``)."""
+    _usage.clear(["tuning"])

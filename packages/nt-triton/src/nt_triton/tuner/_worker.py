@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from nt_triton._launch.compiled import Specialisation, compile_kernel
+from nt_triton.cache import _memos
 
-_MODULES: dict[str, Any] = {}
+_MODULES: dict[str, Any] = _memos.register({}, "nt_triton.tuner._worker._MODULES", "sources")
+"""This worker's kernel modules, by source file."""
 
 
 def run(job: dict[str, Any]) -> dict[str, Any]:
