@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse
+
     from ninetoothed.ir import KernelSpec
 
 PROJECT_NAME = "ninetoothed"
@@ -226,4 +228,18 @@ class NineToothedSpec:
         Paddle's SOT translator run the call in dynamic mode instead of
         simulating it.  Collected when the plugins load and by
         :func:`ninetoothed.plugins.refresh_call_guard`.
+        """
+
+    @hookspec
+    def ninetoothed_cli_commands(
+        self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+    ) -> None:
+        """Add the plugin's subcommands to the ``ninetoothed`` command (:mod:`ninetoothed.cli`).
+
+        ``subparsers`` is the command's ``add_subparsers()`` result: add a
+        parser per command (``subparsers.add_parser("cache", ...)``) and give
+        each runnable one a handler, ``parser.set_defaults(handler=function)``:
+        ``function(arguments)`` gets the parsed :class:`argparse.Namespace` and
+        returns the exit status.  Import what the commands need inside the
+        handlers: the command asks every plugin each time it starts.
         """
