@@ -18,7 +18,7 @@ from support.stub_gpu import stubbed_gpu
 import ninetoothed
 from ninetoothed import Tensor, block_size
 from nt_triton import _tuning as tuning
-from nt_triton._launch.fastpath import FastLauncher
+from nt_triton._launch.launcher import FastLauncher
 from nt_triton.tuner._core import Tuner
 
 CONFIGURATION = FastLauncher._configuration

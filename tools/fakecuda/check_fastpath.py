@@ -64,7 +64,7 @@ def reexec() -> None:
 
 def reads() -> Any:
     from nt_torch import fastpath
-    from nt_triton._launch import HostReads
+    from nt_triton import HostReads
 
     return HostReads(
         pointer_read="{}.data_ptr()",
@@ -373,7 +373,7 @@ def paddle_rows() -> dict[str, Callable[[], Any]]:
     import ninetoothed
     from nt_paddle import fastpath as paddle_fastpath
     from nt_paddle.adapter import PaddleAdapter
-    from nt_triton._launch import HostReads
+    from nt_triton import HostReads
 
     # nt_paddle.fastpath.host_reads's reads, with the stand-in's device and stream.
     stand_in = HostReads(

@@ -36,8 +36,9 @@ from ninetoothed import Symbol, Tensor, plugins
 from ninetoothed.library import pinned_block_sizes
 from nt_paddle import autograd, fastpath, ops
 from nt_paddle.adapter import PaddleAdapter
+from nt_triton import HostReads
 from nt_triton._kernel import TritonKernel
-from nt_triton._launch.fastpath import FastLauncher, HostReads
+from nt_triton._launch.launcher import FastLauncher
 
 pytestmark = pytest.mark.interpreter_only  # kernels run on CPU tensors
 

@@ -97,3 +97,12 @@ def test_an_unwritable_root_is_named_without_a_traceback(tmp_path: Path) -> None
     assert result.returncode == 1
     assert "ninetoothed cache info: NINETOOTHED_CACHE_DIR=" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_building_the_command_line_imports_no_triton() -> None:
+    """Every ``ninetoothed`` command asks every plugin for its commands: that stays cheap."""
+    script = (
+        "import sys\nfrom ninetoothed import cli\ncli.parser()\n"
+        "heavy = [m for m in ('triton', 'torch') if m in sys.modules]\nassert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

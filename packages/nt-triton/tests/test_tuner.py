@@ -14,8 +14,9 @@ from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
+from nt_triton import HostReads
 from nt_triton import _tuning as tuning
-from nt_triton._launch import HostReads
+from nt_triton._launch.tuning_calls import restores
 from nt_triton.cache import _sources as nt_cache
 from nt_triton.cache import _tables as table
 from nt_triton.tuner import export_table, import_table
@@ -193,13 +194,12 @@ def test_restores_cover_in_place_and_aliased_outputs_only():
         device_guard=lambda i: None,
         snapshot=lambda t: snapshots.append(t) or (lambda: None),
     )
-    launcher = kernel.generated.fast_launcher(reads, lambda a, k: None)
     adapter = TorchAdapter()
     x, y, z = torch.ones(8), torch.ones(8), torch.ones(8)
-    launcher._restores(adapter.bind(kernel.generated, (x, y, z), {}))
+    restores(kernel.generated, reads, adapter.bind(kernel.generated, (x, y, z), {}))
     assert [id(t) for t in snapshots] == [id(y)]  # y is read and written; z only written
     snapshots.clear()
-    launcher._restores(adapter.bind(kernel.generated, (x, y, x), {}))  # z aliases x
+    restores(kernel.generated, reads, adapter.bind(kernel.generated, (x, y, x), {}))  # z aliases x
     assert {id(t) for t in snapshots} == {id(y), id(x)}
 
 

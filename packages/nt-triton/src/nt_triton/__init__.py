@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         torch_module,
     )
     from nt_triton._kernel import LOADED, TritonKernel
-    from nt_triton._launch.fastpath import HostReads
+    from nt_triton._launch.reads import HostReads
     from nt_triton._trampoline import Trampoline
 
 __all__ = [
@@ -66,7 +66,7 @@ __all__ = [
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     "LOADED": ("nt_triton._kernel", "LOADED"),
-    "HostReads": ("nt_triton._launch.fastpath", "HostReads"),
+    "HostReads": ("nt_triton._launch.reads", "HostReads"),
     "LaunchPlan": ("nt_triton._host", "LaunchPlan"),
     "ParameterKind": ("nt_triton._abi", "ParameterKind"),
     "Trampoline": ("nt_triton._trampoline", "Trampoline"),

@@ -22,6 +22,8 @@ from functools import cached_property
 
 from ninetoothed.symbol import SymbolLike
 
+__all__ = ["KernelParameter", "KernelSignature", "ParameterKind"]
+
 
 class ParameterKind(str, enum.Enum):
     """What a kernel parameter carries."""

@@ -26,6 +26,8 @@ from nt_triton.cache import _layout
 from nt_triton.cache import _reuse as index
 from nt_triton.cache import _sources as sources
 
+__all__ = ["TritonBackend", "file_text"]
+
 _HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG, ParameterKind.SIZE_ALIGNMENT)
 """Constexpr parameters the host computes (no caller gives them)."""
 

@@ -19,7 +19,16 @@ from typing import Any
 from ninetoothed.errors import LaunchError
 from nt_triton._abi import KernelSignature, ParameterKind
 
-__all__ = ["application_location", "compile_failure", "compile_errors_named", "explained"]
+__all__ = [
+    "application_location",
+    "argument_dtypes",
+    "canonical",
+    "compile_errors_named",
+    "compile_failure",
+    "compiler_excerpt",
+    "explained",
+    "failing_line",
+]
 
 _TRITON_NAMES = {"fp": "float", "bf": "bfloat", "i": "int", "u": "uint"}
 

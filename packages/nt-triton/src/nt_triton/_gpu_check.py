@@ -37,6 +37,20 @@ from nt_triton import _failures as failures
 from nt_triton._abi import KernelSignature, ParameterKind
 from nt_triton.cache import _memos
 
+__all__ = [
+    "CallTypes",
+    "Elements",
+    "PLACEHOLDER_CONSTANT",
+    "TARGET",
+    "call_elements",
+    "call_types",
+    "check",
+    "check_call",
+    "compiles_with_index_tensors",
+    "masked_memory_operations",
+    "triton_ir",
+]
+
 TARGET = ("cuda", 90, 32)
 """The GPU target the front end compiles for: Hopper, warps of 32."""
 

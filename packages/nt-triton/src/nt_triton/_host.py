@@ -27,6 +27,17 @@ from nt_triton._codegen import naming as n
 from nt_triton._persistent_grid import program_cap
 from nt_triton.cache._sources import compiled
 
+__all__ = [
+    "Grid",
+    "HostFunction",
+    "INDEX_LIMIT",
+    "INT32_LIMIT",
+    "LaunchPlan",
+    "compile_host",
+    "host_filename",
+    "host_source",
+]
+
 INT32_LIMIT = 2**31 - 1
 
 INDEX_LIMIT = 2**30

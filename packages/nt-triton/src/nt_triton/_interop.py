@@ -28,6 +28,17 @@ import numpy as np
 from ninetoothed.errors import LaunchError
 from ninetoothed.hookspecs import TensorInfo
 
+__all__ = [
+    "InterpreterArguments",
+    "Staged",
+    "dlpack_views",
+    "empty_tensor",
+    "from_buffer",
+    "from_numpy",
+    "to_numpy",
+    "torch_module",
+]
+
 
 def torch_module(distribution: str, purpose: str) -> ModuleType:
     """PyTorch, or a :class:`LaunchError` naming ``distribution``'s extra that installs it.

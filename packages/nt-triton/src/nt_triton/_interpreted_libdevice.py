@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LIBDEVICE", "InterpretedLibdevice"]
+__all__ = ["FUNCTIONS", "InterpretedLibdevice", "LIBDEVICE"]
 
 
 def _round(x: Any) -> Any:

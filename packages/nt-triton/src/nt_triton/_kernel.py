@@ -28,12 +28,13 @@ from nt_triton import knobs
 from nt_triton._abi import KernelSignature
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import HostFunction, LaunchPlan, compile_host
-from nt_triton._launch.fastpath import FastLauncher, HostReads
+from nt_triton._launch.launcher import FastLauncher
+from nt_triton._launch.reads import HostReads
 from nt_triton.cache import _memos
 from nt_triton.cache import _sources as sources
 from nt_triton.tuner._core import Tuner
 
-__all__ = ["LaunchPlan", "TritonKernel"]
+__all__ = ["LOADED", "LaunchPlan", "TritonKernel"]
 
 
 class TritonKernel:
@@ -123,7 +124,7 @@ class TritonKernel:
     def fast_launcher(
         self, reads: HostReads, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]
     ) -> FastLauncher:
-        """The per-call fast path for a framework (:mod:`nt_triton._launch.fastpath`).
+        """The per-call fast path for a framework (:mod:`nt_triton._launch.launcher`).
 
         ``reads`` says how the framework's tensors are read; ``miss(args,
         kwargs)`` handles calls the fast path has no plan for (full validation,

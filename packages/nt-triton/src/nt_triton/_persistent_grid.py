@@ -13,6 +13,8 @@ import functools
 
 from nt_triton import knobs
 
+__all__ = ["INTERPRETER_PROGRAMS", "program_cap"]
+
 INTERPRETER_PROGRAMS = 3
 """Programs a persistent kernel launches under Triton's interpreter."""
 

@@ -17,6 +17,8 @@ from typing import Any
 from nt_triton._codegen import naming
 from nt_triton.cache import _sources as sources
 
+__all__ = ["Trampoline"]
+
 
 @dataclass(frozen=True)
 class Trampoline:

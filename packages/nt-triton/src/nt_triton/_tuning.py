@@ -45,14 +45,36 @@ from ninetoothed.symbol import (
 )
 from nt_triton import knobs
 from nt_triton._abi import KernelSignature
-from nt_triton._codegen import TileFootprint
+from nt_triton._codegen.meta_values import symbol_values
+from nt_triton._codegen.product import TileFootprint
+
+__all__ = [
+    "ASSUMED_ELEMENT_BYTES",
+    "Configuration",
+    "DEFAULT_NUM_STAGES",
+    "DEFAULT_NUM_WARPS",
+    "INTERMEDIATE_BYTES",
+    "MAX_COMBINATIONS",
+    "MAX_PROGRAM_ELEMENTS",
+    "MAX_REGISTERS",
+    "MAX_TILE_ELEMENTS",
+    "SHARED_MEMORY_BYTES",
+    "Sizing",
+    "Tiles",
+    "WIDEST_ELEMENT_BYTES",
+    "configurations",
+    "derived_meta_values",
+    "fits",
+    "launch_options",
+    "listing",
+    "maxnreg_values",
+    "option_values",
+]
 
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 """Launch options where ``make`` gives none and tuning has nothing to choose."""
 
-DEFAULT_LOWER_BOUND = 16
-DEFAULT_UPPER_BOUND = 1024
 MAX_TILE_ELEMENTS = 1 << 15
 """Elements of one tile: a 128 x 256 float32 accumulator."""
 
@@ -100,25 +122,6 @@ class Configuration:
     def kwargs(self) -> dict[str, int]:
         """Every constexpr value the configuration supplies to the kernel."""
         return {**self.values, **self.extra}
-
-
-def symbol_values(symbol: Symbol) -> list[int]:
-    """The values auto-tuning tries for ``symbol``: powers of two within its bounds, or
-    every integer within them for a symbol declared ``power_of_two=False`` (as upstream)."""
-    lower = symbol.lower_bound if symbol.lower_bound is not None else DEFAULT_LOWER_BOUND
-    upper = symbol.upper_bound if symbol.upper_bound is not None else DEFAULT_UPPER_BOUND
-    if not takes_powers_of_two(symbol):
-        if upper < max(1, lower):
-            raise CodegenError(f"meta symbol {symbol} has no positive integer up to {upper}")
-        return list(range(max(1, lower), upper + 1))
-    values = []
-    value = next_power_of_two(max(1, lower))
-    while value <= upper:
-        values.append(value)
-        value *= 2
-    if not values:
-        raise CodegenError(f"meta symbol {symbol} has no power of two between {lower} and {upper}")
-    return values
 
 
 def option_values(options: Mapping[str, Any], name: str) -> list[int] | None:

@@ -33,6 +33,18 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+__all__ = [
+    "cache_dir",
+    "cache_dir_is_configured",
+    "compile_budget",
+    "compile_workers",
+    "gpu_check",
+    "interpreting",
+    "max_num_configs",
+    "tuning_mode",
+    "tuning_progress",
+]
+
 
 def interpreting() -> bool:
     """Whether Triton's interpreter runs kernels (``TRITON_INTERPRET=1``)."""

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
     from nt_triton._backend import TritonBackend
 
+__all__ = ["BACKEND_NAME", "ninetoothed_cli_commands", "ninetoothed_codegen_backend"]
+
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.plugins.codegen_backend`` asks for."""
 

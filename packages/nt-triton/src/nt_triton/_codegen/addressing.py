@@ -25,6 +25,8 @@ from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.geometry import block_size, block_variables
 from nt_triton._codegen.views import View
 
+__all__ = ["Addressing", "addressing", "program_batch"]
+
 Addressing = tuple[list[SymbolLike], list[SymbolLike]]
 """Index per source dimension, and the mask's terms (all must hold)."""
 

@@ -30,6 +30,8 @@ from nt_triton._codegen.references import fold_builtin_call, reference, refusal
 from nt_triton._codegen.syntax import assign, call, constant_int
 from nt_triton._codegen.views import ElementType, SourceView, TypeView, View
 
+__all__ = ["ApplicationRewriter"]
+
 _DESCRIPTIONS = (View, SourceView, ElementType, TypeView)
 
 

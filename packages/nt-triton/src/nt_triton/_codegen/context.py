@@ -24,6 +24,8 @@ from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton._codegen import naming
 
+__all__ = ["Alignment", "Context", "PaddedSize", "names_in"]
+
 
 @dataclass(frozen=True)
 class PaddedSize:

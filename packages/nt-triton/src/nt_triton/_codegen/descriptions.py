@@ -24,6 +24,8 @@ from nt_triton._codegen.context import Context
 from nt_triton._codegen.geometry import tile_shape
 from nt_triton._codegen.views import ElementType, SourceView, TypeView, View
 
+__all__ = ["ATTRIBUTES", "OFFSETS", "attribute", "element_type", "in_program"]
+
 OFFSETS = "offsets"
 """``x.offsets``: resolved to ``(OFFSETS, view)`` until it is called."""
 

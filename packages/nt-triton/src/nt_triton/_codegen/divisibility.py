@@ -35,6 +35,9 @@ from ninetoothed.mapping import Binding
 from ninetoothed.symbol import Symbol, SymbolLike, binary, compare
 from nt_triton._codegen import naming
 from nt_triton._codegen.context import Alignment, Context
+from nt_triton._codegen.meta_values import symbol_values
+
+__all__ = ["check", "padding_check"]
 
 
 def check(context: Context, value: SymbolLike, binding: Binding, jagged: bool) -> SymbolLike:
@@ -86,8 +89,6 @@ def _largest(tile: SymbolLike) -> SymbolLike:
     (constexpr symbols stay: the host knows their values)."""
     if not isinstance(tile, Symbol):
         return tile
-    from nt_triton._tuning import symbol_values  # tuning imports codegen
-
     largest = {
         name: symbol_values(symbol)[-1] for name, symbol in tile.free_symbols.items() if symbol.meta
     }

@@ -20,6 +20,17 @@ from nt_triton._codegen import naming
 from nt_triton._codegen.context import Context
 from nt_triton._codegen.syntax import call, constant_int
 
+__all__ = [
+    "DATA_PTR",
+    "METHODS",
+    "STRIDE",
+    "gather",
+    "method",
+    "pointer",
+    "scatter",
+    "subscript_indices",
+]
+
 DATA_PTR = "data_ptr"
 STRIDE = "stride"
 METHODS = (DATA_PTR, STRIDE)

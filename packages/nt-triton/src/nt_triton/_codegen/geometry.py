@@ -18,6 +18,8 @@ from nt_triton._codegen import naming
 from nt_triton._codegen.context import Context, PaddedSize, names_in
 from nt_triton._codegen.views import View
 
+__all__ = ["arange_names", "block_size", "block_variables", "tile_shape", "vector_arange"]
+
 
 def block_size(context: Context, parameter: Parameter, depth: int, dim: int) -> SymbolLike:
     """The (power-of-two) extent of a tile dimension as loaded."""

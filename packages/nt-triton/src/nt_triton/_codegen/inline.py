@@ -25,6 +25,18 @@ from typing import Any, TypeVar
 from ninetoothed.errors import CodegenError
 from nt_triton._codegen import naming
 
+__all__ = [
+    "GLOBALS_ATTRIBUTE",
+    "Inliner",
+    "UNRESOLVED",
+    "inlinable",
+    "inline_call",
+    "local_names",
+    "namespace_of",
+    "parse_function",
+    "resolve",
+]
+
 GLOBALS_ATTRIBUTE = "_ninetoothed_globals"
 """Attribute set on name nodes: the namespace the name resolves in."""
 

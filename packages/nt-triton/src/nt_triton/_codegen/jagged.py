@@ -31,6 +31,8 @@ from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.syntax import call
 from nt_triton._codegen.views import View
 
+__all__ = ["entry_bounds", "entry_start", "program_entry_length"]
+
 
 def entry_bounds(
     context: Context,

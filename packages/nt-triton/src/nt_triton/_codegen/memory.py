@@ -24,6 +24,8 @@ from nt_triton._codegen.geometry import arange_names, tile_shape, vector_arange
 from nt_triton._codegen.syntax import call, dotted
 from nt_triton._codegen.views import View
 
+__all__ = ["PointersAndMask", "load", "offsets", "pointers_and_mask", "store"]
+
 PointersAndMask = tuple[ast.expr, ast.expr | None]
 """A tile's pointer expression and mask expression (``None``: no mask)."""
 

@@ -27,6 +27,8 @@ from nt_triton._codegen.product import (
     TileFootprint,
 )
 
+__all__ = ["generate"]
+
 
 def generate(spec: KernelSpec) -> GeneratedSource:
     """Generate the Triton kernel for ``spec``: source, signature, grid, checks, footprint."""

@@ -19,6 +19,18 @@ from collections.abc import Sequence
 from ninetoothed.symbol import Symbol, SymbolLike
 from nt_triton._codegen import naming
 
+__all__ = [
+    "FIRST",
+    "GROUP",
+    "LOCAL",
+    "ROWS",
+    "WIDTH",
+    "dims_read",
+    "grouped_decomposition",
+    "grouped_dims",
+    "grouped_indices",
+]
+
 GROUP = 8
 """Rows of tiles a group walks down before moving to the next column of tiles."""
 

@@ -24,6 +24,8 @@ from ninetoothed.symbol import SymbolLike
 from nt_triton._codegen import naming
 from nt_triton._codegen.context import Context, names_in
 
+__all__ = ["check_application", "program_count", "requested", "wrap"]
+
 
 def requested(spec: KernelSpec) -> bool:
     """Whether the kernel's options ask for persistent programs (the code generator

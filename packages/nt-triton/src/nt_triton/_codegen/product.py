@@ -16,6 +16,8 @@ from typing import Any
 from ninetoothed.symbol import SymbolLike
 from nt_triton._abi import KernelSignature
 
+__all__ = ["GeneratedSource", "ShapeCheck", "SizeRequirement", "TileFootprint"]
+
 
 @dataclass(frozen=True)
 class TileFootprint:

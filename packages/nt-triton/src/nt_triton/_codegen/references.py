@@ -21,6 +21,8 @@ from nt_triton._codegen import inline, naming
 from nt_triton._codegen.context import Context
 from nt_triton._codegen.syntax import dotted
 
+__all__ = ["fold_builtin_call", "reference", "refusal"]
+
 _KEPT_BUILTINS = (range, min, max, float, int, len, abs, print, tuple)
 """Builtins Triton understands under their own names."""
 

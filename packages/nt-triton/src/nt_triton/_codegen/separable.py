@@ -25,6 +25,8 @@ from typing import NamedTuple
 from ninetoothed.simplify import simplify
 from ninetoothed.symbol import Symbol, SymbolLike, binary
 
+__all__ = ["Chain", "Group", "below", "chains", "conjunction", "offsets", "tangled"]
+
 Group = tuple[str, ...]
 
 

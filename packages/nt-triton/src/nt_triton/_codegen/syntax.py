@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+__all__ = ["assign", "call", "constant_int", "dotted"]
+
 
 def dotted(path: str) -> ast.expr:
     """The expression ``a.b.c`` for ``"a.b.c"``."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from ninetoothed.ir import Parameter
 from ninetoothed.tensor import Tensor
 
+__all__ = ["Description", "ElementType", "SourceView", "TypeView", "View"]
+
 
 @dataclass(frozen=True)
 class View:

@@ -31,6 +31,23 @@ from typing import Any
 
 from nt_triton.cache import _memos
 
+__all__ = [
+    "DIVISIBLE",
+    "INT32_MAX",
+    "INT32_MIN",
+    "Loaded",
+    "Specialisation",
+    "compile_kernel",
+    "hooks_registered",
+    "int_class",
+    "int_type",
+    "launch_factory",
+    "launcher_style",
+    "specialise",
+    "triton_type",
+    "triton_version",
+]
+
 DIVISIBLE: list[list[Any]] = [["tt.divisibility", 16]]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, TypeVar
 
 __all__ = ["Memo", "MemoSize", "forget", "register", "sizes"]
 
-M = TypeVar("M", bound=MutableMapping[Any, Any])
+_M = TypeVar("_M", bound=MutableMapping[Any, Any])
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class MemoSize(NamedTuple):
 _REGISTERED: list[Memo] = []
 
 
-def register(mapping: M, name: str, kind: str | None = None, *, clearable: bool = True) -> M:
+def register(mapping: _M, name: str, kind: str | None = None, *, clearable: bool = True) -> _M:
     """Record ``mapping`` as the memo ``name`` mirroring ``kind``; return it."""
     _REGISTERED.append(Memo(name, kind, mapping, clearable))
     return mapping

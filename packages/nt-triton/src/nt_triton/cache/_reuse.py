@@ -43,6 +43,18 @@ from nt_triton._version import VERSION
 from nt_triton.cache import _layout, _memos
 from nt_triton.cache import _sources as sources
 
+__all__ = [
+    "Entry",
+    "FORMAT",
+    "Loaded",
+    "context",
+    "fingerprint",
+    "forget",
+    "library_stamp",
+    "lookup",
+    "remember",
+]
+
 FORMAT = 1
 """Bumped when :class:`Entry` changes: entries of another format are misses."""
 

@@ -33,6 +33,17 @@ from nt_triton import knobs
 from nt_triton._codegen import naming
 from nt_triton.cache import _layout, _memos
 
+__all__ = [
+    "HASH_LENGTH",
+    "SourceLines",
+    "compiled",
+    "content_hash",
+    "execute",
+    "load",
+    "read",
+    "store",
+]
+
 HASH_LENGTH = 32
 """Hex digits of the content hash in a cached file's name (``stem_HASH.py``)."""
 

@@ -26,6 +26,8 @@ from ninetoothed.errors import CodegenError
 from nt_triton import knobs
 from nt_triton.cache import _layout, _usage
 
+__all__ = ["FORMAT", "clear", "directory", "export_table", "import_table", "read", "write"]
+
 FORMAT = 1
 
 

@@ -15,6 +15,8 @@ import sys
 
 from nt_triton.cache import _tables as table
 
+__all__ = ["main"]
+
 
 def main(argv: list[str]) -> int:
     """Run one command; returns the exit status."""

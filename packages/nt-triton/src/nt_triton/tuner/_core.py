@@ -45,6 +45,18 @@ from nt_triton.cache import _tables as table
 from nt_triton.tuner import _workers as workers
 from nt_triton.tuner._progress import Progress
 
+__all__ = [
+    "LEADERS",
+    "LEADER_MARGIN",
+    "PHASE_A_RUNS",
+    "PHASE_B_MILLISECONDS",
+    "Timer",
+    "Tuner",
+    "TuningCall",
+    "configuration_entry",
+    "from_entry",
+]
+
 Timer = Callable[[Callable[[], None], int], list[float]]
 """``timer(run, count)``: milliseconds of each of ``count`` runs of ``run``."""
 

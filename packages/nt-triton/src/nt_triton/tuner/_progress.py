@@ -14,6 +14,8 @@ from typing import TextIO
 
 from nt_triton import knobs
 
+__all__ = ["Progress"]
+
 
 class Progress:
     """Progress of one tuning run."""

@@ -21,6 +21,8 @@ from typing import Any
 from nt_triton._launch.compiled import Specialisation, compile_kernel
 from nt_triton.cache import _memos
 
+__all__ = ["main", "run"]
+
 _MODULES: dict[str, Any] = _memos.register({}, "nt_triton.tuner._worker._MODULES", "sources")
 """This worker's kernel modules, by source file."""
 

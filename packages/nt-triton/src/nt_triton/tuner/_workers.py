@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+__all__ = ["Answer", "CompilePool", "pool"]
+
 Answer = dict[str, Any]
 
 

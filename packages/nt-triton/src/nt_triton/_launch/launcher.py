@@ -24,18 +24,16 @@ full validation (``bind_call``, the generated host function with its shape
 checks and clear :class:`~ninetoothed.errors.LaunchError` s), tuning,
 compiling, and a new plan (:meth:`FastLauncher.launch_bound`).  The hot
 function is Python source generated once per kernel from its signature
-(like the host function), specialised to its parameter count: no loops, no
-keyword dict unless keywords are given, locals for everything.
+(like the host function: :mod:`.hot_source`) with the framework's reads
+(:mod:`.reads`); tuning a call is :mod:`.tuning_calls`' part.
 """
 
 from __future__ import annotations
 
-import contextlib
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 from ninetoothed.binding import BoundCall
 from ninetoothed.errors import LaunchError
@@ -43,72 +41,16 @@ from nt_triton import _failures as failures
 from nt_triton import _tuning as tuning
 from nt_triton._abi import ParameterKind
 from nt_triton._launch import compiled
+from nt_triton._launch.hot_source import hot_source, scalar_value
+from nt_triton._launch.reads import HostReads, reader
+from nt_triton._launch.target import LaunchTarget
+from nt_triton._launch.tuning_calls import MissedCall, tuning_call, tuning_key
 from nt_triton.tuner._core import TuningCall
 
-if TYPE_CHECKING:
-    from nt_triton._kernel import TritonKernel
+__all__ = ["FastLauncher", "Plan"]
 
 Plan = tuple[Any, ...]
 """``(guard, alignment, keywords, launch, device, scalar classes)``."""
-
-
-@dataclass(frozen=True)
-class HostReads:
-    """What a framework's fast path reads and asks, given by its adapter.
-
-    The ``*_read`` strings are attribute reads on one tensor, ``{}`` standing
-    for it (``"{}.data_ptr()"``); nt-triton composes them into the generated
-    function.
-    """
-
-    pointer_read: str
-    """The tensor's device address (an int)."""
-
-    key_reads: tuple[str, ...]
-    """Hashable facts that, with alignment, fix the plan: shape, strides, dtype, device."""
-
-    device_of: Callable[[Any], int]
-    """The CUDA device index of a tensor (on a miss)."""
-
-    raw_stream: Callable[[int], int]
-    """The framework's current stream on a device, as a raw handle (the capture stream
-    while a CUDA graph is captured)."""
-
-    current_device: Callable[[], int] | None
-    """The current CUDA device; None where the process sees one GPU (nothing to check)."""
-
-    device_guard: Callable[[int], contextlib.AbstractContextManager[Any]]
-    """A context making a device current (to load a module on it, or launch on it)."""
-
-    guard: Callable[[Sequence[Any]], Callable[..., bool]] | None = None
-    """Builds, for a call's tensors, a check that other tensors match them (dtype,
-    device, shape, strides); None: the dict lookup alone."""
-
-    capturing: Callable[[], bool] = lambda: False
-    """Whether the current stream is capturing a CUDA graph (then a miss may not
-    compile or tune)."""
-
-    device_name: Callable[[int], str] = lambda index: f"cuda:{index}"
-    """The device's name (tuning results are kept per device name)."""
-
-    traced: Callable[[], bool] | None = None
-    """True while the framework traces or transforms calls (``torch.compile``,
-    ``torch.func``): such calls take the miss path, where the adapter routes
-    them (a custom operator); None: never."""
-
-    miss_when: tuple[Callable[[], bool], str] | None = None
-    """``(mode, read)``: while ``mode()`` is true, a call where ``read`` (on one tensor,
-    ``{}`` standing for it) is true of any tensor goes to the miss path whatever its
-    plan (PyTorch: grad mode on and a tensor that requires grad, which the adapter
-    refuses; under ``no_grad`` the same tensors launch from their plan)."""
-
-    timer: Callable[[Callable[[], None], int], list[float]] | None = None
-    """``timer(run, count)``: milliseconds of each of ``count`` runs on the device
-    (tuning measures with it)."""
-
-    snapshot: Callable[[Any], Callable[[], None]] | None = None
-    """Copies a tensor; returns the function that copies it back (tuning restores
-    what its runs overwrite)."""
 
 
 def _never(*tensors: Any) -> bool:
@@ -123,7 +65,7 @@ class FastLauncher:
 
     def __init__(
         self,
-        kernel: TritonKernel,
+        kernel: LaunchTarget,
         reads: HostReads,
         miss: Callable[[tuple[Any, ...], dict[str, Any]], Any],
     ) -> None:
@@ -183,7 +125,7 @@ class FastLauncher:
             "current_device": reads.current_device,
             "switched": self._switched,
             "scalar_class": compiled.int_class,
-            "scalar_value": _scalar_value,
+            "scalar_value": scalar_value,
             "traced": reads.traced,
             "miss_mode": reads.miss_when[0] if reads.miss_when else None,
         }
@@ -205,7 +147,9 @@ class FastLauncher:
         prepared = kernel.prepare(bound.tensors, pointers, bound.scalars)
         scalars = [args[i] for i in self._scalar_positions]
         with reads.device_guard(device):
-            configuration = self._configuration(_Call(bound, prepared, device, pointers, scalars))
+            configuration = self._configuration(
+                MissedCall(bound, prepared, device, pointers, scalars)
+            )
             launch = self._launch_of(bound, prepared, device, configuration)
         pointers = self._call_pointers(bound, args, pointers)
         plan = self._plan(bound, args, pointers, kwargs, launch, device, scalars)
@@ -223,7 +167,7 @@ class FastLauncher:
             return
         launch(reads.raw_stream(device), *per_call)
 
-    def _configuration(self, call: _Call) -> tuning.Configuration:
+    def _configuration(self, call: MissedCall) -> tuning.Configuration:
         """Pinned at call time, the only one, or the tuner's choice for this call."""
         kernel = self.kernel
         if call.prepared.meta is not None:
@@ -244,78 +188,16 @@ class FastLauncher:
             self.reads.capturing, configuration.maxnreg,
         )  # fmt: skip
 
-    def _tuning_call(self, call: _Call) -> TuningCall:
-        """What the tuner needs to compile, run and time this call's configurations."""
-        import triton
+    def _tuning_call(self, call: MissedCall) -> TuningCall:
+        """What the tuner needs for this call (:func:`.tuning_calls.tuning_call`)."""
 
-        bound, prepared, device, pointers, scalars = call
-        kernel = self.kernel
-        reads = self.reads
-        target = triton.runtime.driver.active.get_current_target()
-        parameters = [(p.name, p.constexpr) for p in kernel.signature]
-        pointer_types = self._pointer_types(bound)
+        def launch_of(configuration: tuning.Configuration) -> Callable[..., Any]:
+            return self._launch_of(call.bound, call.prepared, call.device, configuration)
 
-        def job(configuration: tuning.Configuration) -> dict[str, Any]:
-            meta = configuration.kwargs()
-            values = list(prepared.arguments) + [meta[p.name] for p in kernel.signature.meta]
-            special = compiled.specialise(parameters, values, pointer_types)
-            return {
-                "path": kernel.source_path,
-                "name": kernel.function.__name__,
-                "signature": special.signature,
-                "constexprs": special.constexprs,
-                "attrs": special.attrs,
-                "target": [target.backend, target.arch, target.warp_size],
-                "num_warps": configuration.num_warps,
-                "num_stages": configuration.num_stages,
-                "maxnreg": configuration.maxnreg,
-            }
-
-        def launch(configuration: tuning.Configuration) -> Callable[[], None]:
-            run = self._launch_of(bound, prepared, device, configuration)
-            stream = reads.raw_stream(device)
-            return lambda: run(stream, *pointers, *scalars)
-
-        if reads.timer is None:
-            raise LaunchError(f"{kernel.spec.name}: this framework's adapter cannot time runs")
-        host = kernel.signature.host
-        values = {
-            p.name: v for p, v in zip(host, prepared.arguments) if p.constexpr and type(v) is int
-        }
-        return TuningCall(
-            key=tuning_key(bound, self._positional),
-            values=values,
-            element_bytes=max((itemsize(t.dtype) for t in bound.tensors), default=2),
-            job=job,
-            launch=launch,
-            timer=reads.timer,
-            restores=self._restores(bound),
-            capturing=reads.capturing,
-            in_process=bool(kernel.injected),
+        pointer_types = self._pointer_types(call.bound)
+        return tuning_call(
+            self.kernel, self.reads, call, self._positional, pointer_types, launch_of
         )
-
-    def _restores(self, bound: BoundCall) -> list[Callable[[], None]]:
-        """Snapshots of what tuning runs would overwrite: written parameters that are also
-        read, or whose memory another argument overlaps."""
-        snapshot = self.reads.snapshot
-        if snapshot is None:
-            return []
-        names = [p.name for p in self.kernel.spec.tensor_parameters]
-        written = set(self.kernel.outputs)
-        read = set(self.kernel.inputs)
-        spans = [_span(info) for info in bound.tensors]
-        restores = []
-        for index, name in enumerate(names):
-            if name not in written:
-                continue
-            start, end = spans[index]
-            overlapped = any(
-                other != index and spans[other][0] < end and start < spans[other][1]
-                for other in range(len(names))
-            )
-            if name in read or overlapped:
-                restores.append(snapshot(bound.tensor_arguments[index]))
-        return restores
 
     def _pointer_types(self, bound: BoundCall) -> dict[int, tuple[str, bool]]:
         pointer_types = {}
@@ -348,7 +230,7 @@ class FastLauncher:
                 guard = made
         aligned = 0 if not any(p & 15 for p in pointers) else -1
         classes = tuple(
-            _scalar_value(s) if i in self._by_value else compiled.int_class(s)
+            scalar_value(s) if i in self._by_value else compiled.int_class(s)
             for i, s in zip(self._scalar_positions, scalars)
         )
         return (guard, aligned, dict(kwargs), launch, device, classes)
@@ -365,7 +247,7 @@ class FastLauncher:
         """
         if not bound.unused:
             return pointers
-        pointer_of = _reader(self.reads.pointer_read)
+        pointer_of = reader(self.reads.pointer_read)
         return [
             pointer_of(args[self._tensor_positions[i]]) if i in bound.unused else pointer
             for i, pointer in enumerate(pointers)
@@ -432,62 +314,8 @@ class FastLauncher:
             plan[3](self.reads.raw_stream(device), *per_call)
 
 
-class _Call(NamedTuple):
-    """One validated call on its way through the miss path."""
-
-    bound: BoundCall
-    prepared: Any
-    device: int
-    pointers: list[int]
-    scalars: list[Any]
-
-
-def _scalar_value(value: Any) -> tuple[type, Any]:
-    """A constexpr scalar's key: its type with its value (``True`` must not hit ``1``)."""
-    return (type(value), value)
-
-
-def _reader(read: str) -> Callable[[Any], Any]:
-    """A function applying one of :class:`HostReads`'s reads (``{}`` the tensor)."""
-    namespace: dict[str, Any] = {}
-    exec(compile(f"def read(t):\n    return {read.format('t')}\n", "<read>", "exec"), namespace)  # noqa: S102
-    function: Callable[[Any], Any] = namespace["read"]
-    return function
-
-
 def _no_launch(stream: int, *per_call: Any) -> None:
     """An empty grid launches nothing."""
-
-
-def tuning_key(bound: BoundCall, positional: frozenset[str] = frozenset()) -> tuple[Any, ...]:
-    """What the best configuration depends on: sizes, dtypes, unit strides, keyword
-    symbols and constexpr scalars.
-
-    The scalars named in ``positional`` (the run-time ``Tensor(0)`` parameters)
-    are left out: a seed or a factor that changes every call must not re-tune
-    every call.
-    """
-    tensors = bound.tensors
-    return (
-        tuple(t.shape for t in tensors),
-        tuple(t.dtype for t in tensors),
-        tuple(tuple(s == 1 for s in t.strides) for t in tensors),
-        tuple(sorted((k, v) for k, v in bound.scalars.items() if k not in positional)),
-    )
-
-
-def itemsize(dtype: str) -> int:
-    """Bytes per element of a canonical dtype name (``"float16"`` -> 2)."""
-    digits = re.findall(r"\d+", dtype)
-    return max(1, int(digits[0]) // 8) if digits else 1
-
-
-def _span(info: Any) -> tuple[int, int]:
-    """The bytes a tensor's elements cover: ``[start, end)``."""
-    if any(size == 0 for size in info.shape):
-        return (info.data_ptr, info.data_ptr)
-    extent = sum((size - 1) * abs(stride) for size, stride in zip(info.shape, info.strides))
-    return (info.data_ptr, info.data_ptr + (extent + 1) * itemsize(info.dtype))
 
 
 @dataclass(frozen=True)
@@ -498,7 +326,7 @@ class _PerCall:
     """Signature indices of the bound parameters, in order."""
 
 
-def _per_call_order(kernel: TritonKernel, scalar_names: list[str]) -> _PerCall:
+def _per_call_order(kernel: LaunchTarget, scalar_names: list[str]) -> _PerCall:
     """Which signature parameters a launch takes per call: pointers, then scalars."""
     order: list[str] = []
     others: list[int] = []
@@ -513,85 +341,3 @@ def _per_call_order(kernel: TritonKernel, scalar_names: list[str]) -> _PerCall:
             order.append(f"a{len(others)}")
             others.append(index)
     return _PerCall(tuple(order), tuple(others))
-
-
-def hot_source(
-    count: int,
-    tensors: Sequence[int],
-    scalars: Sequence[int],
-    reads: HostReads,
-    *,
-    multi_device: bool,
-    by_value: frozenset[int] = frozenset(),
-    traced: bool = True,
-) -> str:
-    """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
-
-    One function per kernel and framework: the arguments unpacked by
-    position, each tensor's pointer and key facts read once, the most recent
-    plan checked, else the dict; any exception goes to ``miss``.  Scalars
-    are keyed by Triton's class (``int_class``), those in ``by_value``
-    (constexprs) by value.  ``traced``: calls made while the framework traces
-    (``reads.traced``) go to ``miss``; False leaves that check out.
-    """
-    names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
-    unpack = ", ".join(names) + ("," if count == 1 else "")
-    pointers = [f"p{i}" for i in range(len(tensors))]
-    reads_lines = [
-        f"{p} = {reads.pointer_read.format(names[t])}" for p, t in zip(pointers, tensors)
-    ]
-    ored = " | ".join(pointers) or "0"
-    each = ", ".join(f"{p} & 15" for p in pointers) + ("," if len(pointers) == 1 else "")
-    facts = [read.format(names[t]) for t in tensors for read in reads.key_reads]
-    classes = ", ".join(
-        f"scalar_{'value' if s in by_value else 'class'}({names[s]})" for s in scalars
-    )
-    classes_tuple = f"({classes},)" if scalars else "()"
-    key_items = [*facts, f"({ored}) & 15 and ({each})", "tuple(kwargs.items()) if kwargs else None"]
-    if scalars:
-        key_items.append("classes")
-    key_text = ", ".join(key_items)
-    tensor_args = ", ".join(names[t] for t in tensors)
-    per_call = ", ".join(pointers + [names[s] for s in scalars])
-    guard_check = f"not plan[0]({tensor_args})" if tensors else "False"
-    scalar_check = " or classes != plan[5]" if scalars else ""
-    body = ["def call(*args, **kwargs):"]
-    if traced and reads.traced is not None:
-        body += ["    if traced():", "        return miss(args, kwargs)"]
-    body += [
-        "    try:",
-        f"        {unpack} = args" if count else "        () = args",
-        *(f"        {line}" for line in reads_lines),
-    ]
-    if scalars:
-        body.append(f"        classes = {classes_tuple}")
-    body += [
-        "        plan = mru[0]",
-        f"        if ({ored}) & 15 != plan[1] or kwargs != plan[2]{scalar_check} or {guard_check}:",
-        f"            plan = plans[({key_text},)]",
-        "            mru[0] = plan",
-        "    except Exception:",
-        "        return miss(args, kwargs)",
-    ]
-    if reads.miss_when is not None and tensors:
-        read = reads.miss_when[1]
-        tested = " or ".join(read.format(names[t]) for t in tensors)
-        body += [f"    if miss_mode() and ({tested}):", "        return miss(args, kwargs)"]
-    if multi_device:
-        body += [
-            "    device = plan[4]",
-            "    if device != current_device():",
-            f"        return switched(plan, {per_call})",
-            f"    return plan[3](stream(device), {per_call})",
-        ]
-    else:
-        body.append(f"    return plan[3](stream(plan[4]), {per_call})")
-    key = [
-        "def key(args, kwargs):",
-        f"    {unpack} = args" if count else "    () = args",
-        *(f"    {line}" for line in reads_lines),
-    ]
-    if scalars:
-        key.append(f"    classes = {classes_tuple}")
-    key.append(f"    return ({key_text},)")
-    return "\n".join(body) + "\n\n\n" + "\n".join(key) + "\n"
