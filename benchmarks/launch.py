@@ -24,7 +24,7 @@ and the others still run):
   configuration timed with ``triton.testing.do_bench``), then the first call
   of a second process sharing the caches.
 * ``make`` of the matmul kernel, cold (empty cache) and with its generated
-  source cached (``nt_triton.index``), each in a fresh process, and again in
+  source cached (``nt_triton.cache._reuse``), each in a fresh process, and again in
   the second process; ``import ninetoothed``.
 * ``--paddle-stub``: Paddle's hot path on CPU tensors through Triton's real
   launcher over a stand-in libcuda that does nothing

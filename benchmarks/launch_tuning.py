@@ -24,8 +24,8 @@ def describe(configuration: Any) -> str:
 def runs(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, Any]:
     """``(launch(configuration) -> run, candidates)`` for this call of ``kernel``."""
     from nt_torch.adapter import TorchAdapter
-    from nt_triton import tuning
-    from nt_triton.launch.fastpath import _Call
+    from nt_triton import _tuning as tuning
+    from nt_triton._launch.tuning_calls import MissedCall
 
     generated = kernel.generated
     launcher = kernel.fast_path
@@ -35,7 +35,7 @@ def runs(kernel: Any, args: tuple[Any, ...]) -> tuple[Any, Any]:
     pointers = [info.data_ptr for info in bound.tensors]
     prepared = generated.prepare(bound.tensors, pointers, bound.scalars)
     device = args[0].get_device()
-    call = launcher._tuning_call(_Call(bound, prepared, device, pointers, []))
+    call = launcher._tuning_call(MissedCall(bound, prepared, device, pointers, []))
     candidates = [
         c
         for c in generated.configurations

@@ -4,7 +4,7 @@ Runs ``nt_torch.ops.mm`` and ``scaled_dot_product_attention`` once (tuning
 and compiling every configuration) with a fresh Triton cache, at sizes the
 blocks divide and at ragged ones, and reads the Triton IR Triton kept of
 every compiled kernel: where the sizes divide, no ``tt.load``/``tt.store``
-should have a mask (``nt_triton.codegen.divisibility``).
+should have a mask (``nt_triton._codegen.divisibility``).
 
     python benchmarks/masks.py
 """
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from nt_triton.gpu_check import masked_memory_operations
+from nt_triton._gpu_check import masked_memory_operations
 
 
 def report(cache: Path, label: str) -> None:

@@ -37,7 +37,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many calls were validated (``Adapter.bind``) and how many made a fast-path
     plan (``FastLauncher.launch_bound``); reset by assigning zeros."""
     from ninetoothed.runtime.adapter import Adapter
-    from nt_triton.launch.fastpath import FastLauncher
+    from nt_triton._launch.launcher import FastLauncher
 
     seen = {"bind": 0, "plan": 0}
     bind, launch_bound = Adapter.bind, FastLauncher.launch_bound

@@ -1,6 +1,6 @@
 """Sizes that tiles divide and sizes they do not, one after another, on every launch path.
 
-The host reports each tiled size's alignment (``nt_triton.codegen.divisibility``)
+The host reports each tiled size's alignment (``nt_triton._codegen.divisibility``)
 and a tile's range check vanishes where the tile divides it: a wrong
 alignment would read and write past the tensors.  Kernels made directly with
 ``ninetoothed.make`` run on every framework with divisible and ragged sizes
@@ -21,8 +21,8 @@ from support.divisible import FLAT_ADD, MM
 from support.library import assert_close, f64, random
 
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_triton.abi import ParameterKind
-from nt_triton.kernel import TritonKernel
+from nt_triton._abi import ParameterKind
+from nt_triton._kernel import TritonKernel
 
 PINNED = {} if ON_GPU else {"BLOCK": 16}
 PINNED_MM = {} if ON_GPU else {"BM": 16, "BN": 16, "BK": 16}

@@ -18,10 +18,10 @@ from support.divisible import FLAT_ADD, MM
 from ninetoothed.library import mm, pinned_block_sizes, softmax
 from ninetoothed.library import scaled_dot_product_attention as sdpa
 from ninetoothed.library.ops import kernels
-from nt_triton import gpu_check
-from nt_triton.abi import ParameterKind
-from nt_triton.gpu_check import masked_memory_operations as masked
-from nt_triton.kernel import TritonKernel
+from nt_triton import _gpu_check as gpu_check
+from nt_triton._abi import ParameterKind
+from nt_triton._gpu_check import masked_memory_operations as masked
+from nt_triton._kernel import TritonKernel
 
 
 def generated(kernel: Any) -> TritonKernel:

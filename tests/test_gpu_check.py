@@ -107,7 +107,7 @@ def test_a_size_of_one_compiles_as_triton_specialises_it():
     from such a size (an expanded dimension of size 1 at run time) must compile
     then too (it failed on the GPU with "'constexpr_type' object has no attribute
     'is_block'" when it was broadcast with tl.broadcast_to)."""
-    from nt_triton import gpu_check
+    from nt_triton import _gpu_check as gpu_check
     from tests.upstream import test_expand
 
     kernel = ninetoothed.make(

@@ -177,7 +177,7 @@ def test_libdevice_source():
 
 @pytest.mark.parametrize("tiles", TILES)
 def test_libdevice(framework, tiles):
-    """On the GPU, libdevice; under the interpreter, nt_triton.interpreted_libdevice."""
+    """On the GPU, libdevice; under the interpreter, nt_triton._interpreted_libdevice."""
     x = random(1000 if tiles == "tuned" else 45)
     args = [framework.from_numpy(x), framework.poisoned(x.shape, "float32")]
     kernel = elementwise.tanh_kernel

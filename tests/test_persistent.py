@@ -1,6 +1,6 @@
 """Persistent programs (``make(..., persistent=True)``): every grid index, exactly once.
 
-A persistent kernel launches at most :func:`nt_triton.persistence.program_cap`
+A persistent kernel launches at most :func:`nt_triton._persistent_grid.program_cap`
 programs (3 under the interpreter) and each loops over the grid.  Grids of
 several programs in every dimension, with counts that the cap divides and
 counts it does not, run on every framework against float64 references with
@@ -21,8 +21,8 @@ import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import CodegenError
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_triton import persistence
-from nt_triton.kernel import TritonKernel
+from nt_triton import _persistent_grid
+from nt_triton._kernel import TritonKernel
 
 PERSISTENT_MM = ninetoothed.make(mm_arrangement_, mm_application, matrices(3), persistent=True)
 PERSISTENT_ADD = ninetoothed.make(
@@ -82,7 +82,7 @@ def _grid(kernel, shapes, scalars):
 
 
 def test_the_grid_is_capped(monkeypatch) -> None:
-    monkeypatch.setattr(persistence, "INTERPRETER_PROGRAMS", 5)
+    monkeypatch.setattr(_persistent_grid, "INTERPRETER_PROGRAMS", 5)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     shapes = [(64, 16), (16, 64), (64, 64)]
     assert _grid(PERSISTENT_MM, shapes, {"BM": 16, "BN": 16, "BK": 16}) == (5,)
@@ -94,7 +94,7 @@ def test_the_grid_is_capped(monkeypatch) -> None:
 def test_one_program_walks_the_whole_grid(framework, monkeypatch) -> None:
     if ON_GPU:
         pytest.skip("the interpreter's cap: on a GPU the cap is the multiprocessor count")
-    monkeypatch.setattr(persistence, "INTERPRETER_PROGRAMS", 1)
+    monkeypatch.setattr(_persistent_grid, "INTERPRETER_PROGRAMS", 1)
     a, b = random((40, 24), "float32"), random((24, 56), "float32")
     c = framework.poisoned((40, 56), "float32")
     args = [framework.from_numpy(a), framework.from_numpy(b), c]

@@ -17,9 +17,9 @@ from support.stub_gpu import stubbed_gpu
 
 import ninetoothed
 from ninetoothed import Tensor, block_size
-from nt_triton import tuning
-from nt_triton.launch.fastpath import FastLauncher
-from nt_triton.tuner.core import Tuner
+from nt_triton import _tuning as tuning
+from nt_triton._launch.launcher import FastLauncher
+from nt_triton.tuner._core import Tuner
 
 CONFIGURATION = FastLauncher._configuration
 

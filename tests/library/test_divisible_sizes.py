@@ -1,7 +1,7 @@
 """The library's ops on sizes their tiles divide and sizes they do not, in one process.
 
 Where a tile divides a size, its range checks vanish from the compiled kernel
-(``nt_triton.codegen.divisibility``); each test alternates divisible and
+(``nt_triton._codegen.divisibility``); each test alternates divisible and
 ragged shapes (blocks pinned to 16 on the CPU, several programs per
 dimension) so that a plan, alignment or compiled kernel kept from the
 previous shape would show, against float64 with poisoned outputs.

@@ -1,6 +1,6 @@
 """Kernels made directly with ``ninetoothed.make`` whose tiles may or may not divide
 the sizes: a flattened element-wise add and a matrix product (tests of
-``nt_triton.codegen.divisibility``)."""
+``nt_triton._codegen.divisibility``)."""
 
 from __future__ import annotations
 

@@ -27,8 +27,9 @@ from ninetoothed.runtime import plugins
 from nt_torch import launch_operator
 from nt_torch.adapter import TorchAdapter, traced
 from nt_torch.fastpath import KEY_READS, MISS_WHEN, guard_factory
-from nt_triton.kernel import TritonKernel
-from nt_triton.launch.fastpath import FastLauncher, HostReads
+from nt_triton import HostReads
+from nt_triton._kernel import TritonKernel
+from nt_triton._launch.launcher import FastLauncher
 
 __all__ = ["READS", "Launches", "stubbed_gpu"]
 

@@ -6,7 +6,7 @@ No GPU needed (gcc and Python's headers are, as for ``check_launch.py``).
 Re-runs itself with the stand-in ``libcuda.so.1`` (``fakecuda.c``) and, with
 Triton's real ``CudaUtils``/``CudaLauncher`` behind a stand-in driver, calls
 kernels made with ``ninetoothed.make`` on CPU torch tensors through
-:class:`nt_triton.launch.FastLauncher` (stand-ins say the tensors are on
+:class:`nt_triton._launch.FastLauncher` (stand-ins say the tensors are on
 device 0 and give a fixed stream):
 
 1. the add kernel three ways (block size auto-tuned — real tuning: worker
@@ -64,7 +64,7 @@ def reexec() -> None:
 
 def reads() -> Any:
     from nt_torch import fastpath
-    from nt_triton.launch import HostReads
+    from nt_triton import HostReads
 
     return HostReads(
         pointer_read="{}.data_ptr()",
@@ -373,7 +373,7 @@ def paddle_rows() -> dict[str, Callable[[], Any]]:
     import ninetoothed
     from nt_paddle import fastpath as paddle_fastpath
     from nt_paddle.adapter import PaddleAdapter
-    from nt_triton.launch import HostReads
+    from nt_triton import HostReads
 
     # nt_paddle.fastpath.host_reads's reads, with the stand-in's device and stream.
     stand_in = HostReads(

@@ -37,8 +37,9 @@ from ninetoothed.library import pinned_block_sizes
 from ninetoothed.runtime import plugins
 from nt_paddle import autograd, fastpath, ops
 from nt_paddle.adapter import PaddleAdapter
-from nt_triton.kernel import TritonKernel
-from nt_triton.launch.fastpath import FastLauncher, HostReads
+from nt_triton import HostReads
+from nt_triton._kernel import TritonKernel
+from nt_triton._launch.launcher import FastLauncher
 
 pytestmark = pytest.mark.interpreter_only  # kernels run on CPU tensors
 

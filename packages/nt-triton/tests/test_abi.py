@@ -1,4 +1,4 @@
-"""The kernel ABI (``nt_triton.abi``): every parameter's kind, in order, once.
+"""The kernel ABI (``nt_triton._abi``): every parameter's kind, in order, once.
 
 One kernel has a parameter of every kind: pointers, used sizes and strides,
 a scalar, a run-time and a constexpr symbol, a tile size padded on the host,
@@ -11,8 +11,9 @@ import pytest
 
 from ninetoothed import Symbol, Tensor
 from ninetoothed.spec._build import build_spec
-from nt_triton import codegen, tuning
-from nt_triton.abi import KernelSignature, ParameterKind
+from nt_triton import _codegen as codegen
+from nt_triton import _tuning as tuning
+from nt_triton._abi import KernelSignature, ParameterKind
 
 K = ParameterKind
 C = Symbol("C", constexpr=True)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from nt_triton import cache, knobs
+from nt_triton import knobs
+from nt_triton.cache import _layout, _tables
+from nt_triton.cache import _sources as cache
 
 
 @pytest.fixture
@@ -64,11 +66,13 @@ def test_unwritable_default_falls_back_with_a_warning(
     monkeypatch.delenv("NINETOOTHED_CACHE_DIR", raising=False)
     # A cache home below a regular file cannot be created, even by root.
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))
-    cache._warn_fallback.cache_clear()
+    _layout._warn_fallback.cache_clear()
     with pytest.warns(RuntimeWarning, match="NINETOOTHED_CACHE_DIR"):
         path = cache.store("VALUE = 1\n", "kernel")
     assert path.parent.name.startswith("ninetoothed-")
     assert cache.load(path, {}).VALUE == 1
+    # Every kind follows the root there: the tuning tables too.
+    assert _tables.directory() == path.parent / "tuning"
 
 
 def test_unwritable_configured_directory_is_an_error_naming_the_knob(

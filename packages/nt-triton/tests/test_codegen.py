@@ -1,4 +1,4 @@
-"""Code generation (``nt_triton.codegen``): golden excerpts of generated kernels.
+"""Code generation (``nt_triton._codegen``): golden excerpts of generated kernels.
 
 The kernels are built here with named symbols, so their source is stable;
 each test asserts on the lines that carry meaning (addressing, masks, hoisted
@@ -16,7 +16,7 @@ import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.spec._build import build_spec
 from ninetoothed.spec.kernel_spec import KernelSpec
-from nt_triton import codegen
+from nt_triton import _codegen as codegen
 
 BLOCK = Symbol("BLOCK", meta=True)
 BLOCK_M = Symbol("BLOCK_M", meta=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ninetoothed.errors import LaunchError
-from nt_triton import failures
+from nt_triton import _failures as failures
 
 
 class CompilationError(Exception):

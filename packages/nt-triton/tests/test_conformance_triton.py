@@ -9,8 +9,8 @@ from __future__ import annotations
 import ninetoothed
 from ninetoothed import Tensor
 from ninetoothed.runtime.hookspecs import CodegenBackend, GeneratedKernel
-from nt_triton.backend import TritonBackend
-from nt_triton.kernel import TritonKernel
+from nt_triton._backend import TritonBackend
+from nt_triton._kernel import TritonKernel
 
 
 def application(x: Tensor, y: Tensor) -> None:

@@ -10,7 +10,7 @@ import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_triton import gpu_check
+from nt_triton import _gpu_check as gpu_check
 
 
 def arrangement(x, y, BLOCK=block_size()):  # noqa: B008

@@ -1,4 +1,4 @@
-"""Host code (``nt_triton.host``): the per-call function generated from the signature.
+"""Host code (``nt_triton._host``): the per-call function generated from the signature.
 
 ``TritonKernel.prepare`` *is* the generated function; it returns the launch
 plan (arguments in signature order, grid, pinned meta values) and checks, on
@@ -13,8 +13,8 @@ import ninetoothed
 from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_triton.host import LaunchPlan
-from nt_triton.kernel import TritonKernel
+from nt_triton._host import LaunchPlan
+from nt_triton._kernel import TritonKernel
 
 B = Symbol("B", meta=True)
 C = Symbol("C", constexpr=True)

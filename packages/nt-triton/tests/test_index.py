@@ -1,7 +1,7 @@
-"""Generated kernels kept by fingerprint (``nt_triton.index``): hits behave, changes miss.
+"""Generated kernels kept by fingerprint (``nt_triton.cache._reuse``): hits behave, changes miss.
 
 A hit is a ``make`` that does not run code generation (counted by wrapping
-``nt_triton.codegen.generate``).  Every change that alters the generated code
+``nt_triton._codegen.generate``).  Every change that alters the generated code
 must miss, and the kernel made after it must compute the new thing: each test
 runs the kernels on fresh random inputs, outputs poisoned first, against a
 float64 reference.
@@ -28,7 +28,9 @@ import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.spec.fingerprint import spec_fingerprint
-from nt_triton import codegen, index, knobs
+from nt_triton import _codegen as codegen
+from nt_triton import knobs
+from nt_triton.cache import _reuse as index
 
 BLOCK = Symbol("BLOCK", meta=True)
 SCALE = 2.0
@@ -98,7 +100,7 @@ def test_a_fresh_process_hits_the_disk_index(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import sys
-        from nt_triton import codegen
+        from nt_triton import _codegen as codegen
         ran = []
         generate = codegen.generate
         codegen.generate = lambda spec: ran.append(1) or generate(spec)
@@ -295,7 +297,7 @@ def test_what_cannot_be_fingerprinted_is_generated_every_time(generations: list[
 
 def test_a_corrupted_index_entry_is_a_miss(generations: list[str], tmp_path: Path) -> None:
     make(scaled)
-    (entry,) = (tmp_path / index.INDEX_DIRECTORY).iterdir()
+    (entry,) = (tmp_path / "index").iterdir()
     entry.write_bytes(b"not a pickle")
     index.forget()
     check(make(scaled), lambda x: x * 2)
@@ -372,7 +374,7 @@ def test_ntl_reads_are_named_not_refused(generations: list[str]) -> None:
 def test_a_disk_hit_gives_triton_the_source_lines_it_reads_itself(
     generations: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nt_triton import cache
+    from nt_triton.cache import _sources as cache
 
     monkeypatch.setenv("TRITON_INTERPRET", "0")  # a real JITFunction (made, never launched)
     first = make(scaled).generated.function

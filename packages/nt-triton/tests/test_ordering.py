@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from nt_triton.codegen import naming, ordering
+from nt_triton._codegen import naming, ordering
 
 
 def run_decomposition(program_id: int, rows: int, columns: int, outer: bool) -> tuple[int, int]:

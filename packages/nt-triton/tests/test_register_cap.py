@@ -14,9 +14,9 @@ import pytest
 import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import CodegenError
-from nt_triton import tuning
-from nt_triton.launch import compiled
-from nt_triton.tuner import core
+from nt_triton import _tuning as tuning
+from nt_triton._launch import compiled
+from nt_triton.tuner import _core as core
 
 
 def application(x, y):

@@ -1,4 +1,4 @@
-"""Index arithmetic per element (``nt_triton.codegen.separable``): an implicit GEMM's
+"""Index arithmetic per element (``nt_triton._codegen.separable``): an implicit GEMM's
 offsets and masks summed per tile dimension, and mask terms that always hold dropped."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import ast
 
 import ninetoothed
 from ninetoothed import Symbol
-from nt_triton.codegen import separable
+from nt_triton._codegen import separable
 
 
 def _statement(source: str, stem: str) -> ast.expr:

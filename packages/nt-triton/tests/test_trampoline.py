@@ -1,4 +1,4 @@
-"""Trampolines (``nt_triton.trampoline``): a generated kernel behind another parameter order."""
+"""Trampolines (``nt_triton._trampoline``): a generated kernel behind another parameter order."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import torch
 import ninetoothed
 from ninetoothed import Tensor
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_triton.abi import ParameterKind
-from nt_triton.codegen import naming
-from nt_triton.kernel import TritonKernel
-from nt_triton.trampoline import Trampoline
+from nt_triton._abi import ParameterKind
+from nt_triton._codegen import naming
+from nt_triton._kernel import TritonKernel
+from nt_triton._trampoline import Trampoline
 
 pytestmark = pytest.mark.interpreter_only
 

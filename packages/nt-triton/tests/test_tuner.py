@@ -14,12 +14,15 @@ from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
-from nt_triton import cache as nt_cache
-from nt_triton import tuning
-from nt_triton.launch import HostReads
-from nt_triton.tuner import Tuner, TuningCall, export_table, import_table, table
-from nt_triton.tuner.progress import Progress
-from nt_triton.tuner.workers import CompilePool
+from nt_triton import HostReads
+from nt_triton import _tuning as tuning
+from nt_triton._launch.tuning_calls import restores
+from nt_triton.cache import _sources as nt_cache
+from nt_triton.cache import _tables as table
+from nt_triton.tuner import export_table, import_table
+from nt_triton.tuner._core import Tuner, TuningCall
+from nt_triton.tuner._progress import Progress
+from nt_triton.tuner._workers import CompilePool
 
 CONFIGS = [tuning.Configuration({"B": b}) for b in (64, 16, 256, 32)]
 
@@ -191,13 +194,12 @@ def test_restores_cover_in_place_and_aliased_outputs_only():
         device_guard=lambda i: None,
         snapshot=lambda t: snapshots.append(t) or (lambda: None),
     )
-    launcher = kernel.generated.fast_launcher(reads, lambda a, k: None)
     adapter = TorchAdapter()
     x, y, z = torch.ones(8), torch.ones(8), torch.ones(8)
-    launcher._restores(adapter.bind(kernel.generated, (x, y, z), {}))
+    restores(kernel.generated, reads, adapter.bind(kernel.generated, (x, y, z), {}))
     assert [id(t) for t in snapshots] == [id(y)]  # y is read and written; z only written
     snapshots.clear()
-    launcher._restores(adapter.bind(kernel.generated, (x, y, x), {}))  # z aliases x
+    restores(kernel.generated, reads, adapter.bind(kernel.generated, (x, y, x), {}))  # z aliases x
     assert {id(t) for t in snapshots} == {id(y), id(x)}
 
 

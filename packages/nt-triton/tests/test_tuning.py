@@ -1,4 +1,4 @@
-"""The auto-tuning space (``nt_triton.tuning``): bounds, limits, the cap, pinned configurations."""
+"""The auto-tuning space (``nt_triton._tuning``): bounds, limits, the cap, pinned configurations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import ninetoothed
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.arrangement.symbol import is_power_of_two
 from ninetoothed.errors import CodegenError
-from nt_triton import tuning
+from nt_triton import _tuning as tuning
+from nt_triton._codegen.meta_values import symbol_values
 
 
 def application(x, y):
@@ -25,9 +26,9 @@ def make(block, **options):
 
 
 def test_block_size_values_are_powers_of_two_within_bounds():
-    assert tuning.symbol_values(block_size(lower_bound=20, upper_bound=128)) == [32, 64, 128]
+    assert symbol_values(block_size(lower_bound=20, upper_bound=128)) == [32, 64, 128]
     with pytest.raises(CodegenError, match="no power of two between 65 and 100"):
-        tuning.symbol_values(Symbol("B", meta=True, lower_bound=65, upper_bound=100))
+        symbol_values(Symbol("B", meta=True, lower_bound=65, upper_bound=100))
 
 
 def test_configurations_are_capped(monkeypatch):
@@ -243,7 +244,7 @@ def test_symbols_of_any_integer_are_thinned_past_the_combination_limit(monkeypat
     assert tuning._thinned(
         [list(range(1, 4097)), [16, 32, 64, 128, 256, 512, 1024]], [True, False], 100
     )[1] == [16, 32, 64, 128, 256, 512, 1024]
-    assert tuning.symbol_values(wide)[-1] == 4096
+    assert symbol_values(wide)[-1] == 4096
 
 
 def test_pinned_configurations_of_any_integer_symbols():

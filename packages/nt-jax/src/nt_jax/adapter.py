@@ -42,7 +42,7 @@ from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call
 from nt_jax.eager import EagerCalls
 from nt_jax.roles import Roles, roles
-from nt_triton.kernel import TritonKernel
+from nt_triton import TritonKernel
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:

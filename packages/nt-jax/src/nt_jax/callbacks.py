@@ -3,7 +3,7 @@
 * :func:`call_interpreted` runs the kernel under Triton's interpreter inside
   :func:`jax.pure_callback`, which works eagerly and under ``jax.jit``.  The
   callback sees numpy arrays; they reach Triton as torch tensors
-  (:mod:`nt_triton.interop`: zero-copy for inputs; outputs are fresh buffers,
+  (nt-triton's interop: zero-copy for inputs; outputs are fresh buffers,
   filled with the initial contents when given as arrays).
 * :func:`call_buffer_callback` launches from
   ``jax.experimental.buffer_callback``, which hands a Python callback XLA's
@@ -27,16 +27,14 @@ from ninetoothed.errors import NineToothedError
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel
 from nt_jax.roles import Roles
-from nt_triton import interop
+from nt_triton import empty_tensor, from_buffer, from_numpy, to_numpy, torch_module
 
 DISTRIBUTION = "nt-jax"
 
 
 def call_interpreted(kernel: GeneratedKernel, bound: BoundCall, roles: Roles) -> list[Any]:
     """Run under Triton's interpreter inside ``jax.pure_callback``."""
-    torch = interop.torch_module(
-        DISTRIBUTION, "running kernels on JAX arrays under Triton's interpreter"
-    )
+    torch = torch_module(DISTRIBUTION, "running kernels on JAX arrays under Triton's interpreter")
     operands = [a for a in roles.arguments if not isinstance(a, jax.ShapeDtypeStruct)]
     output_of = roles.output_of
     tensors = bound.tensors
@@ -57,14 +55,14 @@ def call_interpreted(kernel: GeneratedKernel, bound: BoundCall, roles: Roles) ->
         for index, info in enumerate(tensors):
             output = output_of.get(index)
             if output is not None and roles.fresh[output]:
-                tensor = interop.empty(torch, info)
+                tensor = empty_tensor(torch, info)
             else:
-                tensor = interop.from_numpy(torch, next(given), copy=output is not None)
+                tensor = from_numpy(torch, next(given), copy=output is not None)
             if output is not None:
                 results.append(tensor)
             launch_args.append(tensor)
         kernel.launch(kernel.prepare(tensors, launch_args, scalars), 0)
-        return tuple(interop.to_numpy(torch, t, bfloat16) for t in results)
+        return tuple(to_numpy(torch, t, bfloat16) for t in results)
 
     return list(
         jax.pure_callback(callback, tuple(roles.out_shapes), *operands, vmap_method="sequential")
@@ -98,7 +96,7 @@ def call_buffer_callback(kernel: GeneratedKernel, bound: BoundCall, roles: Roles
     """Launch from an XLA buffer callback, on XLA's buffers and stream."""
     from jax.experimental.buffer_callback import buffer_callback
 
-    torch = interop.torch_module(
+    torch = torch_module(
         DISTRIBUTION,
         'launching kernels from JAX without jax-triton (install "nt-jax[gpu]" for it)',
     )
@@ -125,7 +123,7 @@ def call_buffer_callback(kernel: GeneratedKernel, bound: BoundCall, roles: Roles
         for index in range(len(tensors)):
             output = output_of.get(index)
             buffer = outs[output] if output is not None else ins[operand_of[index]]
-            launch_args.append(interop.from_buffer(torch, buffer))
+            launch_args.append(from_buffer(torch, buffer))
         kernel.launch(kernel.prepare(tensors, launch_args, scalars), stream)
 
     call = buffer_callback(callback, list(roles.out_shapes), input_output_aliases=aliases)

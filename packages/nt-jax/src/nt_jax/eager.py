@@ -24,7 +24,7 @@ from typing import Any
 import jax
 
 from ninetoothed.runtime.hookspecs import GeneratedKernel
-from nt_triton import failures
+from nt_triton import compile_errors_named
 
 Launch = Callable[[GeneratedKernel, tuple[Any, ...], dict[str, Any]], Any]
 """``launch(kernel, args, kwargs)``: validates and launches (or stages the launch)."""
@@ -75,7 +75,7 @@ class EagerCalls:
         jitted = jax.jit(launch, static_argnums=static, static_argnames=tuple(self.keywords))
         spec = getattr(self._target(), "spec", None)
         name, application = (spec.name, spec.application) if spec else ("kernel", None)
-        with failures.compile_errors_named(name, application):  # jax-triton compiles as XLA lowers
+        with compile_errors_named(name, application):  # jax-triton compiles as XLA lowers
             result = jitted(*args, **kwargs)
         self.by_types[tuple(map(type, args))] = jitted
         return result

@@ -6,9 +6,9 @@ calling convention is fixed: the kernel receives the call's positional
 arguments (arrays and scalars) in order, then one pointer per output, then
 the meta-parameters by name.  Generated kernels take each tensor's pointer at
 the parameter's place, so :func:`plan_triton_call` lays out, from the
-kernel's typed signature (:mod:`nt_triton.abi`), a *trampoline*: a small
+kernel's typed signature (:mod:`nt_triton._abi`), a *trampoline*: a small
 ``@triton.jit`` function with jax-triton's order that calls the kernel
-(Triton inlines it; :mod:`nt_triton.trampoline` writes it).  Outputs given as
+(Triton inlines it; :mod:`nt_triton._trampoline` writes it).  Outputs given as
 arrays are passed in and aliased to their outputs (``input_output_aliases``);
 jax-triton 0.3 also passes the aliased output's pointer at the end (its
 "implicit output" convention; 0.4 does not).
@@ -35,11 +35,15 @@ import numpy as np
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.binding import BoundCall
 from nt_jax.roles import Roles
-from nt_triton import failures
-from nt_triton.abi import ParameterKind
-from nt_triton.codegen import naming
-from nt_triton.kernel import LaunchPlan, TritonKernel
-from nt_triton.trampoline import Trampoline
+from nt_triton import (
+    LaunchPlan,
+    ParameterKind,
+    Trampoline,
+    TritonKernel,
+    compile_errors_named,
+    output_pointer_name,
+    trampoline_name,
+)
 
 LAUNCHER_VARIABLE = "NINETOOTHED_JAX_LAUNCHER"
 """Environment variable choosing the GPU launcher: ``auto`` (default),
@@ -89,7 +93,7 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     # named here rather than surfacing from the lowering as Triton's own error.
     kernel.check_compiles(bound.tensors, plan.prepared, plan.compiled_meta)
     # Compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager).
-    with failures.compile_errors_named(kernel.spec.name, kernel.spec.application):
+    with compile_errors_named(kernel.spec.name, kernel.spec.application):
         results = jax_triton.triton_call(
             *plan.args,
             kernel=plan.kernel,
@@ -239,7 +243,7 @@ class _Layout:
             index = parameter.tensor_index if parameter.kind is ParameterKind.POINTER else None
             output = output_of.get(index) if index is not None else None
             if output is not None and roles.fresh[output]:
-                layout.call.append(naming.output_pointer(output))  # jax-triton's pointer only
+                layout.call.append(output_pointer_name(output))  # jax-triton's pointer only
                 continue
             layout.positional.append((name, False))
             layout.call.append(name)
@@ -251,7 +255,7 @@ class _Layout:
                 layout.add_scalar(name, values[name])
         for output in range(len(roles.outputs)):
             if roles.fresh[output] or legacy:
-                layout.trailing.append((naming.output_pointer(output), False))
+                layout.trailing.append((output_pointer_name(output), False))
         return layout
 
     def add_scalar(self, name: str, value: Any) -> None:
@@ -272,7 +276,7 @@ class _Layout:
 
     def trampoline(self, kernel_name: str) -> Trampoline:
         return Trampoline(
-            name=naming.trampoline(kernel_name, "jax_triton"),
+            name=trampoline_name(kernel_name, "jax_triton"),
             parameters=tuple(self.positional + self.trailing + self.constexprs),
             call=tuple(self.call),
             multiple_of_16=tuple(self.multiple_of_16),

@@ -15,7 +15,7 @@ Triton takes Paddle tensors through two different doors:
   makes the tensors' GPU the CUDA current device for the launch.
 * **Under Triton's interpreter** (``TRITON_INTERPRET=1``) only torch tensors are
   accepted, so each Paddle tensor is handed over as a torch tensor that shares
-  its memory through DLPack (:func:`nt_triton.interop.dlpack_views`): the
+  its memory through DLPack (:func:`nt_triton.dlpack_views`): the
   kernel's writes land in the caller's Paddle tensors.  PyTorch is needed on
   this path only (``pip install "nt-paddle[interpreter]"``).
 
@@ -40,7 +40,7 @@ from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_paddle import static
 from nt_paddle.autograd import refuse_grad
-from nt_triton import interop
+from nt_triton import dlpack_views, torch_module
 
 __all__ = ["PaddleAdapter", "PaddlePointer"]
 
@@ -166,13 +166,13 @@ class PaddleAdapter(Adapter):
         through a contiguous temporary, copied back into the caller's tensor
         after the launch if the kernel writes it.
         """
-        torch = interop.torch_module(
+        torch = torch_module(
             self.distribution,
             "running kernels on paddle tensors under Triton's interpreter (TRITON_INTERPRET=1; "
             "launching on the GPU does not)",
         )
         names = [parameter.name for parameter in kernel.spec.tensor_parameters]
-        handed = interop.dlpack_views(
+        handed = dlpack_views(
             torch,
             names,
             bound.tensors,

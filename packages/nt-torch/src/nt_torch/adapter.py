@@ -22,6 +22,7 @@ from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 from nt_torch import jagged, launch_operator
 from nt_torch.autograd import refuse_grad
+from nt_torch.tracing import is_compiling, traced
 
 
 class TorchAdapter(Adapter):
@@ -41,7 +42,7 @@ class TorchAdapter(Adapter):
             obj.stride(),
             _dtype_name(obj.dtype),
             _device_name(obj.device),
-            0 if _is_compiling() else obj.data_ptr(),
+            0 if is_compiling() else obj.data_ptr(),
         )
 
     def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
@@ -118,17 +119,6 @@ def _dtype_name(dtype: torch.dtype) -> str:
     """``name_of(dtype)``, from :data:`_DTYPE_NAMES` for every dtype torch defines."""
     name = _DTYPE_NAMES.get(dtype)
     return name if name is not None else name_of(dtype)
-
-
-_is_compiling = torch.compiler.is_compiling
-_transforms_active = torch._C._are_functorch_transforms_active
-
-
-def traced() -> bool:
-    """Dynamo tracing or a ``torch.func`` transform active: calls must go through the
-    custom operator (Dynamo sees ``is_compiling`` as true and drops the branch
-    from compiled code)."""
-    return bool(_is_compiling() or _transforms_active())
 
 
 _READS: list[Any] = []

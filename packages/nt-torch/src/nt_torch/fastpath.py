@@ -1,7 +1,7 @@
 """How the fast path reads PyTorch tensors and asks PyTorch for devices and streams.
 
 :func:`host_reads` is what :class:`nt_torch.adapter.TorchAdapter` gives
-nt-triton's fast path (:mod:`nt_triton.launch.fastpath`): the reads per
+nt-triton's fast path (:mod:`nt_triton._launch.launcher`): the reads per
 tensor (``data_ptr()``, ``shape``, ``stride()``, ``dtype``,
 ``get_device()``), PyTorch's cheapest calls for the current device and raw
 stream (``torch._C._cuda_getDevice``, ``torch._C._cuda_getCurrentRawStream``:
@@ -23,7 +23,8 @@ from typing import Any, cast
 
 import torch
 
-from nt_triton.launch.fastpath import HostReads
+from nt_torch.tracing import traced
+from nt_triton import HostReads
 
 KEY_READS = ("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()")
 """What keys a plan, per tensor."""
@@ -119,8 +120,6 @@ def snapshot(tensor: torch.Tensor) -> Callable[[], None]:
 
 def host_reads() -> HostReads:
     """What the fast path reads from PyTorch (made once per process)."""
-    from nt_torch.adapter import traced  # loaded already: the adapter asks for these reads
-
     multi = torch.cuda.device_count() > 1
     return HostReads(
         pointer_read="{}.data_ptr()",

@@ -107,7 +107,7 @@ def _entry(number: str, tensors: list[Any]) -> _Entry:
     registered = _kernels.get(number)
     if registered is None:
         from ninetoothed.runtime import plugins
-        from nt_triton.kernel import LOADED
+        from nt_triton import LOADED
 
         registered = _kernels[number] = (LOADED[number], plugins.adapter_for(tensors[0]))
     kernel, adapter = registered

@@ -5,7 +5,7 @@ Under ``torch.compile`` a kernel call is a node of ``ninetoothed::launch``
 :func:`nt_torch.custom_op`, and the compiled graph calls the operator's
 implementation every time it runs.  :func:`launcher` gives that
 implementation the launch an eager call gets on the GPU: nt-triton's hot
-function (:mod:`nt_triton.launch.fastpath`), over the same plans as the
+function (:mod:`nt_triton._launch.launcher`), over the same plans as the
 kernel's eager calls, keyed on the tensors' shapes, strides, dtypes and
 devices.  A call it has a plan for reads the pointers and launches; a call it
 has none for (a first call, new shapes, wrong arguments) takes the adapter's

@@ -1,10 +1,12 @@
 """Every environment knob nt-triton reads, in one place.
 
-* ``NINETOOTHED_CACHE_DIR``: where generated sources live (default
+* ``NINETOOTHED_CACHE_DIR``: the root of NineToothed's cache, which holds
+  every kind it writes: generated sources, ``index/``, ``tuning/`` (default
   ``$XDG_CACHE_HOME/ninetoothed`` or ``~/.cache/ninetoothed``; ``~`` is
   expanded).  When the default cannot be written, :mod:`nt_triton.cache`
   falls back to a per-user temporary directory with a warning; a directory
-  set here that cannot be written is an error.
+  set here that cannot be written is an error.  Compiled binaries stay in
+  Triton's cache (``TRITON_CACHE_DIR``, Triton's own knob).
 * ``NINETOOTHED_MAX_NUM_CONFIGS``: the most auto-tuning configurations tried
   per kernel (default 32 on a GPU, 2 under Triton's interpreter).
 * ``NINETOOTHED_TUNING``: ``on`` (default: tune on a call's first use of a
@@ -19,7 +21,7 @@
   (default: CPUs - 1, at most 16; ``0`` compiles in the calling process, in
   threads, without a budget).
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
-  kernel's front end for a GPU target (:mod:`nt_triton.gpu_check`); ``0``
+  kernel's front end for a GPU target (:mod:`nt_triton._gpu_check`); ``0``
   turns that off (default on).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
@@ -31,6 +33,18 @@ import os
 from pathlib import Path
 from typing import TextIO
 
+__all__ = [
+    "cache_dir",
+    "cache_dir_is_configured",
+    "compile_budget",
+    "compile_workers",
+    "gpu_check",
+    "interpreting",
+    "max_num_configs",
+    "tuning_mode",
+    "tuning_progress",
+]
+
 
 def interpreting() -> bool:
     """Whether Triton's interpreter runs kernels (``TRITON_INTERPRET=1``)."""
@@ -38,7 +52,8 @@ def interpreting() -> bool:
 
 
 def cache_dir() -> Path:
-    """The directory for generated sources (``~`` expanded)."""
+    """The cache's configured root (``~`` expanded; :func:`nt_triton.cache.root` falls
+    back from an unwritable default)."""
     configured = os.environ.get("NINETOOTHED_CACHE_DIR")
     if configured:
         return Path(configured).expanduser()
@@ -47,7 +62,7 @@ def cache_dir() -> Path:
 
 
 def cache_dir_is_configured() -> bool:
-    """Whether ``NINETOOTHED_CACHE_DIR`` names the cache directory (no fallback then)."""
+    """Whether ``NINETOOTHED_CACHE_DIR`` names the cache's root (no fallback then)."""
     return bool(os.environ.get("NINETOOTHED_CACHE_DIR"))
 
 

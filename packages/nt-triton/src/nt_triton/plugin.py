@@ -1,8 +1,9 @@
-"""The ``triton`` entry point: registers the Triton code-generation backend.
+"""The ``triton`` entry point: the Triton code-generation backend, and ``ninetoothed cache``.
 
-Loading this module must stay cheap, because every ``import ninetoothed`` user
-loads it through the entry point: the backend, and with it Triton, is imported
-only when a kernel is first generated.
+Loading this module must stay cheap, because every process that makes a
+kernel or runs the ``ninetoothed`` command loads it through the entry point:
+the backend, and with it Triton, is imported only when a kernel is first
+generated, and the cache's command only when the command line is built.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from typing import TYPE_CHECKING
 from ninetoothed.runtime.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from nt_triton.backend import TritonBackend
+    import argparse
+
+    from nt_triton._backend import TritonBackend
+
+__all__ = ["BACKEND_NAME", "ninetoothed_cli_commands", "ninetoothed_codegen_backend"]
 
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.runtime.plugins.codegen_backend`` asks for."""
@@ -22,7 +27,7 @@ BACKEND_NAME = "triton"
 @functools.cache
 def _backend() -> TritonBackend:
     """The process-wide backend, created on first use."""
-    from nt_triton.backend import TritonBackend
+    from nt_triton._backend import TritonBackend
 
     return TritonBackend()
 
@@ -33,3 +38,13 @@ def ninetoothed_codegen_backend(name: str) -> TritonBackend | None:
     if name != BACKEND_NAME:
         return None
     return _backend()
+
+
+@hookimpl
+def ninetoothed_cli_commands(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> None:
+    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`)."""
+    from nt_triton.cache import _cli
+
+    _cli.add_commands(subparsers)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 import pluggy
 
 if TYPE_CHECKING:
+    import argparse
+
     from ninetoothed.spec.kernel_spec import KernelSpec
 
 __all__ = [
@@ -66,7 +68,7 @@ class TensorInfo(NamedTuple):
 class SignatureParameter(Protocol):
     """One parameter of a generated kernel, as its signature describes it.
 
-    nt-triton's :class:`nt_triton.abi.KernelParameter` is one; ``kind`` is one
+    nt-triton's :class:`nt_triton._abi.KernelParameter` is one; ``kind`` is one
     of ``"pointer"``, ``"size"``, ``"stride"``, ``"scalar"``, ``"symbol"``,
     ``"padded_size"``, ``"int64_flag"``, ``"layout_flag"``, ``"size_alignment"``,
     ``"meta"``.
@@ -240,4 +242,18 @@ class NineToothedSpec:
         Paddle's SOT translator run the call in dynamic mode instead of
         simulating it.  Collected when the plugins load and by
         :func:`ninetoothed.runtime.plugins.refresh_call_guard`.
+        """
+
+    @hookspec
+    def ninetoothed_cli_commands(
+        self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+    ) -> None:
+        """Add the plugin's subcommands to the ``ninetoothed`` command (:mod:`ninetoothed.cli`).
+
+        ``subparsers`` is the command's ``add_subparsers()`` result: add a
+        parser per command (``subparsers.add_parser("cache", ...)``) and give
+        each runnable one a handler, ``parser.set_defaults(handler=function)``:
+        ``function(arguments)`` gets the parsed :class:`argparse.Namespace` and
+        returns the exit status.  Import what the commands need inside the
+        handlers: the command asks every plugin each time it starts.
         """

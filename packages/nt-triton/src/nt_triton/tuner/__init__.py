@@ -1,12 +1,16 @@
 """The auto-tuner: per-call choice, parallel budgeted compiles, persisted results.
 
-:class:`~nt_triton.tuner.core.Tuner` chooses a kernel's configuration for a
-call (:mod:`.core`); :mod:`.workers` compiles configurations in worker
-processes within a budget; :mod:`.table` persists results across processes
-and exports them for deployment; :mod:`.progress` shows what tuning does.
+Public here: moving the persisted results between machines for deployment
+(:func:`export_table`, :func:`import_table`), forgetting them (:func:`clear`),
+and the command line ``python -m nt_triton.tuner`` (:mod:`.__main__`).  The
+tables themselves live in NineToothed's cache (:mod:`nt_triton.cache`, kind
+``tuning``).
+
+Internal: :mod:`._core` chooses a kernel's configuration for a call;
+:mod:`._workers` compiles configurations in worker processes
+(:mod:`._worker`) within a budget; :mod:`._progress` shows what tuning does.
 """
 
-from nt_triton.tuner.core import Tuner, TuningCall
-from nt_triton.tuner.table import clear, export_table, import_table
+from nt_triton.cache._tables import clear, export_table, import_table
 
-__all__ = ["Tuner", "TuningCall", "clear", "export_table", "import_table"]
+__all__ = ["clear", "export_table", "import_table"]

@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nt_triton.tuner import table
+from nt_triton.cache import _tables as table
+
+__all__ = ["main"]
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,206 @@
+"""Triton memory operations: pointers, masks, ``tl.load`` and ``tl.store`` of tiles.
+
+A tile's pointers are the parameter's pointer plus ``sum(index * stride)``
+over the source dimensions (see :mod:`addressing`), broadcast to the tile's
+shape when some dimension's index does not vary; the mask is the conjunction
+of the addressing's terms.  Masked loads read the source tensor's ``other``
+value; when it gives none, no ``other`` is passed and Triton fills the masked
+lanes with zeros of the tile's own type (an ``other=0`` literal is an int32
+that Triton cannot cast to float8 types).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from collections.abc import Callable
+
+from ninetoothed.arrangement.symbol import Symbol, SymbolLike
+from ninetoothed.errors import CodegenError
+from nt_triton._codegen import jagged, naming, separable
+from nt_triton._codegen.addressing import addressing
+from nt_triton._codegen.context import Context, names_in
+from nt_triton._codegen.geometry import arange_names, tile_shape, vector_arange
+from nt_triton._codegen.syntax import call, dotted
+from nt_triton._codegen.views import View
+
+__all__ = ["PointersAndMask", "load", "offsets", "pointers_and_mask", "store"]
+
+PointersAndMask = tuple[ast.expr, ast.expr | None]
+"""A tile's pointer expression and mask expression (``None``: no mask)."""
+
+
+def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
+    """The pointers of a view's tile and the mask of its elements inside the source."""
+    parameter = view.parameter
+    indices, mask = addressing(context, view)
+    context.tiles.append(tile_shape(context, view))
+    offsets = _memory_offsets(context, view, indices)
+    pointer_name = naming.pointer(parameter.name)
+    context.used_names.add(pointer_name)
+    block_names = arange_names(view) & set(context.aranges)
+    # Indices that tangle the tile's dimensions (an implicit GEMM's windows) are
+    # summed per dimension, so each element costs one add, and a flattened block
+    # of dimensions is one index where the host finds it contiguous (see separable).
+    # (Not for jagged tensors: their batch entry's start is added to the offsets.)
+    mixed = parameter.source.jagged_dim is None and (
+        separable.tangled(indices, block_names) or bool(separable.chains(indices, block_names))
+    )
+    offsets_node = (
+        separable.offsets(
+            indices, _strides(view), block_names, context.code, _flagger(context, view)
+        )
+        if mixed
+        else None
+    )
+    pointers: ast.expr = ast.BinOp(
+        left=ast.Name(pointer_name, ast.Load()),
+        op=ast.Add(),
+        right=offsets_node or context.code(offsets),
+    )
+    if not block_names <= names_in(offsets):
+        pointers = call("tl.broadcast_to", [pointers, _shape(context, view)])
+    if not mask:
+        return pointers, None
+
+    def term_code(term: SymbolLike) -> ast.expr:
+        node = context.code(term)
+        # A check that vanishes on divisibility is ``(check) | (a % t == 0)``.
+        check = node.left if isinstance(node, ast.BinOp) else node
+        if block_names and not names_in(term) & block_names and isinstance(check, ast.Compare):
+            # A scalar condition is compared after broadcasting to the tile:
+            # Triton's interpreter rejects masks built from scalar booleans.  A
+            # literal or a constexpr size is no Triton tensor, which broadcast_to
+            # needs; adding it to a tile of zeros takes either, and a run-time
+            # int64 size stays int64 (tl.full would cast it to the tile's type).
+            zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
+            check.left = ast.BinOp(zeros, ast.Add(), check.left)
+        return node
+
+    if mixed:
+        return pointers, separable.conjunction(mask, block_names, term_code)
+    nodes = [term_code(term) for term in mask]
+    mask_node = nodes[0]
+    for node in nodes[1:]:
+        mask_node = ast.BinOp(mask_node, ast.BitAnd(), node)
+    return pointers, mask_node
+
+
+def load(context: Context, view: View, where: PointersAndMask | None = None) -> ast.expr:
+    """``tl.load`` of a view's tile (at ``where``, when already computed)."""
+    context.loaded.add(view.parameter.name)
+    context.add_load(tile_shape(context, view))
+    pointers, mask = where or pointers_and_mask(context, view)
+    keywords = []
+    if mask is not None:
+        keywords.append(ast.keyword("mask", mask))
+        other = view.parameter.source.other
+        if other is not None:
+            keywords.append(ast.keyword("other", ast.Constant(other)))
+    return call("tl.load", [pointers], keywords)
+
+
+def store(
+    context: Context, view: View, value: ast.expr, where: PointersAndMask | None = None
+) -> ast.stmt:
+    """``tl.store`` of ``value`` into a view's tile (at ``where``, when already computed)."""
+    context.stored.add(view.parameter.name)
+    pointers, mask = where or pointers_and_mask(context, view)
+    if (
+        view.element is None
+        and tile_shape(context, view)
+        and not arange_names(view) & set(context.aranges)
+    ):
+        # A tile of ones is addressed by a scalar pointer, but the value stored
+        # may be a block of ones (``ntl.sum(x, 1)`` of a (1, n) tile): give the
+        # pointer the tile's shape, which a scalar value broadcasts to as well.
+        zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
+        pointers = ast.BinOp(pointers, ast.Add(), zeros)
+        if mask is not None:  # of the pointers' shape (the interpreter rejects a scalar's)
+            widened = ast.BinOp(copy.deepcopy(zeros), ast.Add(), mask)
+            mask = ast.Compare(widened, [ast.NotEq()], [ast.Constant(0)])
+    keywords = [ast.keyword("mask", mask)] if mask is not None else []
+    return ast.Expr(call("tl.store", [pointers, value], keywords))
+
+
+def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
+    """``x.offsets(dim)`` and ``x.offsets()`` in an application (upstream's meanings).
+
+    ``x.offsets(dim)`` is the source index along source dimension ``dim`` of
+    the tile's elements, as a one-dimensional vector over the tile dimension
+    it varies along (a vector of one element when it varies along none: a
+    dimension of size 1, as upstream's ``tl.arange(0, 1)``), so upstream's
+    ``k.offsets(-2)[None, :]`` broadcasts as written.  ``x.offsets()`` is the
+    elements' offsets in the source's memory (indices times strides, summed),
+    shaped like the tile.  Of one element of a tile (``x[i].offsets(-1)``, as
+    upstream's upsample_linear1d masks with) both are scalars: that element's.
+    """
+    indices, _ = addressing(context, view)
+    block_names = arange_names(view) & set(context.aranges)
+    if dim is None:
+        total = _memory_offsets(context, view, indices)
+        node = context.code(total)
+        if view.element is None and not block_names <= names_in(total):
+            node = call("tl.broadcast_to", [node, _shape(context, view)])
+        return node
+    if not -len(indices) <= dim < len(indices):
+        raise CodegenError(
+            f"{context.spec.name}: {view.parameter.name}.offsets({dim}): the source has "
+            f"{len(indices)} dimensions"
+        )
+    index = indices[dim]
+    varying = sorted(names_in(index) & block_names)
+    if len(varying) > 1:
+        raise CodegenError(
+            f"{context.spec.name}: {view.parameter.name}.offsets({dim}): source dimension "
+            f"{dim} varies along {len(varying)} dimensions of the tile, so it has no "
+            "one-dimensional offsets; use the tile's memory offsets, "
+            f"{view.parameter.name}.offsets()"
+        )
+    if varying and view.level.ndim > 1 and isinstance(index, Symbol):
+        index = index.substitute({varying[0]: vector_arange(context, view, varying[0])})
+    if not varying and tile_shape(context, view):
+        # Upstream's offsets along a tile dimension of size 1 are ``tl.arange(0, 1)``
+        # terms, a vector of one element: ``x.offsets(0)[:, None]`` of a (1, n) tile
+        # and ``out.source[out.offsets(0)] = ntl.sum(x, 1)`` need its rank.
+        ones = call("tl.zeros", [ast.Tuple([ast.Constant(1)], ast.Load()), dotted("tl.int32")])
+        return ast.BinOp(context.code(index), ast.Add(), ones)
+    return context.code(index)
+
+
+def _memory_offsets(context: Context, view: View, indices: list[SymbolLike]) -> SymbolLike:
+    """Offsets in the source's memory: ``sum(index * stride)`` over the source dimensions."""
+    parameter = view.parameter
+    total: SymbolLike = 0
+    for index, stride in zip(indices, _strides(view)):
+        total = total + index * stride
+    if parameter.source.jagged_dim is not None:
+        total = total + jagged.entry_start(context, view, indices[0])
+    return total
+
+
+def _strides(view: View) -> list[Symbol]:
+    parameter = view.parameter
+    return [Symbol(naming.stride(parameter.name, d)) for d in range(parameter.source.ndim)]
+
+
+def _flagger(context: Context, view: View) -> Callable[[separable.Chain], str]:
+    """Names the flag of a chain of the view's source dimensions, and notes its condition
+    (each stride its divisor times the innermost's) for the host."""
+    strides = _strides(view)
+
+    def flag(chain: separable.Chain) -> str:
+        name = naming.flat(view.parameter.name, chain.dims)
+        inner = strides[chain.dims[-1]]
+        condition = " and ".join(
+            f"{strides[dim]} == {divisor * inner}"
+            for dim, divisor in zip(chain.dims[:-1], chain.divisors[:-1])
+        )
+        context.flags[name] = Symbol(ast.parse(condition, mode="eval").body)
+        return name
+
+    return flag
+
+
+def _shape(context: Context, view: View) -> ast.Tuple:
+    return ast.Tuple([context.code(size) for size in tile_shape(context, view)], ast.Load())

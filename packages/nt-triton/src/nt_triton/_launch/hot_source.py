@@ -1,0 +1,107 @@
+"""The fast path's hot function, written as Python source per kernel and framework.
+
+:func:`hot_source` writes ``call(*args, **kwargs)``, which reads the
+arguments, finds the call's plan (the most recent one, checked by the
+framework's guard, else the dict of plans) and launches it, and
+``key(args, kwargs)``, which computes the dict key of a call.  Specialised to
+the kernel's parameter count and the framework's reads (:class:`HostReads`):
+no loops, no keyword dict unless keywords are given, locals for everything.
+:class:`~nt_triton._launch.launcher.FastLauncher` runs the source with the
+names it uses (``plans``, ``mru``, ``miss`` …) bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nt_triton._launch.reads import HostReads
+
+__all__ = ["hot_source", "scalar_value"]
+
+
+def scalar_value(value: Any) -> tuple[type, Any]:
+    """A constexpr scalar's key: its type with its value (``True`` must not hit ``1``)."""
+    return (type(value), value)
+
+
+def hot_source(
+    count: int,
+    tensors: Sequence[int],
+    scalars: Sequence[int],
+    reads: HostReads,
+    *,
+    multi_device: bool,
+    by_value: frozenset[int] = frozenset(),
+    traced: bool = True,
+) -> str:
+    """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
+
+    One function per kernel and framework: the arguments unpacked by
+    position, each tensor's pointer and key facts read once, the most recent
+    plan checked, else the dict; any exception goes to ``miss``.  Scalars
+    are keyed by Triton's class (``int_class``), those in ``by_value``
+    (constexprs) by value.  ``traced``: calls made while the framework traces
+    (``reads.traced``) go to ``miss``; False leaves that check out.
+    """
+    names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
+    unpack = ", ".join(names) + ("," if count == 1 else "")
+    pointers = [f"p{i}" for i in range(len(tensors))]
+    reads_lines = [
+        f"{p} = {reads.pointer_read.format(names[t])}" for p, t in zip(pointers, tensors)
+    ]
+    ored = " | ".join(pointers) or "0"
+    each = ", ".join(f"{p} & 15" for p in pointers) + ("," if len(pointers) == 1 else "")
+    facts = [read.format(names[t]) for t in tensors for read in reads.key_reads]
+    classes = ", ".join(
+        f"scalar_{'value' if s in by_value else 'class'}({names[s]})" for s in scalars
+    )
+    classes_tuple = f"({classes},)" if scalars else "()"
+    key_items = [*facts, f"({ored}) & 15 and ({each})", "tuple(kwargs.items()) if kwargs else None"]
+    if scalars:
+        key_items.append("classes")
+    key_text = ", ".join(key_items)
+    tensor_args = ", ".join(names[t] for t in tensors)
+    per_call = ", ".join(pointers + [names[s] for s in scalars])
+    guard_check = f"not plan[0]({tensor_args})" if tensors else "False"
+    scalar_check = " or classes != plan[5]" if scalars else ""
+    body = ["def call(*args, **kwargs):"]
+    if traced and reads.traced is not None:
+        body += ["    if traced():", "        return miss(args, kwargs)"]
+    body += [
+        "    try:",
+        f"        {unpack} = args" if count else "        () = args",
+        *(f"        {line}" for line in reads_lines),
+    ]
+    if scalars:
+        body.append(f"        classes = {classes_tuple}")
+    body += [
+        "        plan = mru[0]",
+        f"        if ({ored}) & 15 != plan[1] or kwargs != plan[2]{scalar_check} or {guard_check}:",
+        f"            plan = plans[({key_text},)]",
+        "            mru[0] = plan",
+        "    except Exception:",
+        "        return miss(args, kwargs)",
+    ]
+    if reads.miss_when is not None and tensors:
+        read = reads.miss_when[1]
+        tested = " or ".join(read.format(names[t]) for t in tensors)
+        body += [f"    if miss_mode() and ({tested}):", "        return miss(args, kwargs)"]
+    if multi_device:
+        body += [
+            "    device = plan[4]",
+            "    if device != current_device():",
+            f"        return switched(plan, {per_call})",
+            f"    return plan[3](stream(device), {per_call})",
+        ]
+    else:
+        body.append(f"    return plan[3](stream(plan[4]), {per_call})")
+    key = [
+        "def key(args, kwargs):",
+        f"    {unpack} = args" if count else "    () = args",
+        *(f"    {line}" for line in reads_lines),
+    ]
+    if scalars:
+        key.append(f"    classes = {classes_tuple}")
+    key.append(f"    return ({key_text},)")
+    return "\n".join(body) + "\n\n\n" + "\n".join(key) + "\n"

@@ -1,0 +1,103 @@
+"""Where the cache lives: its root, one folder per kind, atomic writes.
+
+The root is :func:`nt_triton.knobs.cache_dir` (``NINETOOTHED_CACHE_DIR``,
+else ``$XDG_CACHE_HOME/ninetoothed``, else ``~/.cache/ninetoothed``).  When the
+default root cannot be written (no home directory, a read-only one),
+everything goes to a per-user temporary directory instead, with a warning; a
+root named by ``NINETOOTHED_CACHE_DIR`` that cannot be written is an error
+naming it.  Each kind of entry has its place under the root
+(:data:`PLACES`); every file is written through a temporary file and an
+atomic rename, so concurrent processes never see a half-written one.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+import stat
+import tempfile
+import warnings
+from pathlib import Path
+
+from ninetoothed.errors import CodegenError
+from nt_triton import knobs
+
+__all__ = ["PLACES", "directory", "root", "write_atomically"]
+
+PLACES = {"sources": "", "index": "index", "tuning": "tuning"}
+"""Each kind's folder under the root (sources lie in the root itself)."""
+
+
+def root() -> Path:
+    """The cache's root, created if needed: the configured one, or the fallback."""
+    try:
+        configured = knobs.cache_dir()
+        _make_writable_directory(configured)
+        return configured
+    except (OSError, RuntimeError) as error:  # RuntimeError: no home directory at all
+        if knobs.cache_dir_is_configured():
+            raise CodegenError(
+                f"NINETOOTHED_CACHE_DIR={os.environ['NINETOOTHED_CACHE_DIR']!r} cannot hold "
+                f"generated sources ({error}); point NINETOOTHED_CACHE_DIR at a writable "
+                "directory"
+            ) from error
+        return _fallback(str(error))
+
+
+def directory(kind: str, under: Path | None = None) -> Path:
+    """The folder of ``kind`` (one of :data:`PLACES`) under ``under`` (default: :func:`root`);
+    not created."""
+    return (under or root()) / PLACES[kind]
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (never half-written)."""
+    temporary = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    # os.open with 0o666 lets the umask decide the permissions (mkstemp's are 0600).
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _make_writable_directory(path: Path) -> None:
+    """Create ``path`` if needed; raise :class:`OSError` unless files can be written there."""
+    path.mkdir(parents=True, exist_ok=True)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(f"{path} is not writable")
+
+
+def _fallback(reason: str) -> Path:
+    """The per-user temporary cache directory, created private; warns once per reason."""
+    owner = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    path = Path(tempfile.gettempdir()) / f"ninetoothed-{owner}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        status = path.lstat()
+    except OSError as error:
+        raise CodegenError(
+            f"no writable directory for generated sources ({reason}; the fallback {path}: "
+            f"{error}); set NINETOOTHED_CACHE_DIR to a writable directory"
+        ) from error
+    if not stat.S_ISDIR(status.st_mode) or (hasattr(os, "getuid") and status.st_uid != os.getuid()):
+        raise CodegenError(
+            f"no writable directory for generated sources ({reason}), and the fallback {path} "
+            "is not a directory of this user's; set NINETOOTHED_CACHE_DIR to a writable directory"
+        )
+    _warn_fallback(reason, str(path))
+    return path
+
+
+@functools.cache
+def _warn_fallback(reason: str, path: str) -> None:
+    warnings.warn(
+        f"NineToothed cannot write its cache directory ({reason}); generated sources go to "
+        f"{path} instead (set NINETOOTHED_CACHE_DIR to choose)",
+        RuntimeWarning,
+        stacklevel=4,
+    )

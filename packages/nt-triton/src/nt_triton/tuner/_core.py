@@ -1,0 +1,306 @@
+"""Choosing a kernel's configuration for a call: persisted, or tuned once per key.
+
+:class:`Tuner` keeps one kernel's choices in memory, keyed by the *tuning
+key* (sizes, dtypes, unit strides, keyword symbols: what the best tile
+depends on).  A key seen for the first time is looked up in the persisted
+table (:mod:`nt_triton.cache._tables`), else tuned, under a per-kernel lock so that two
+threads' first calls tune once (the second waits and reads the result).
+
+Tuning a call (:meth:`Tuner.tune`):
+
+1. keep the configurations that fit with the call's dtypes and constexpr
+   values (:func:`nt_triton._tuning.fits`);
+2. compile them in parallel in worker processes, each within a budget
+   (:mod:`._workers`): failures and configurations over budget are pruned;
+3. load each (out-of-resources errors prune) and run it once;
+4. time every survivor briefly (phase A), then the leaders — the best three
+   and any within 10 % of the best — longer (phase B), and keep the fastest;
+5. persist the choice.
+
+Runs go to the caller's own tensors: every parameter the kernel writes that
+it also reads, or whose memory another argument overlaps, is snapshotted
+first and restored after each configuration's runs, so the call leaves every
+argument as one run would (in-place kernels, one tensor passed twice,
+overlapping views).
+
+Under Triton's interpreter nothing is timed: the first configuration of the
+space is taken, deterministically, without running any.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ninetoothed.errors import LaunchError
+from nt_triton import _tuning as tuning
+from nt_triton import knobs
+from nt_triton._failures import compiler_excerpt
+from nt_triton.cache import _tables as table
+from nt_triton.tuner import _workers as workers
+from nt_triton.tuner._progress import Progress
+
+__all__ = [
+    "LEADERS",
+    "LEADER_MARGIN",
+    "PHASE_A_RUNS",
+    "PHASE_B_MILLISECONDS",
+    "Timer",
+    "Tuner",
+    "TuningCall",
+    "configuration_entry",
+    "from_entry",
+]
+
+Timer = Callable[[Callable[[], None], int], list[float]]
+"""``timer(run, count)``: milliseconds of each of ``count`` runs of ``run``."""
+
+LEADER_MARGIN = 1.10
+LEADERS = 3
+PHASE_A_RUNS = 5
+PHASE_B_MILLISECONDS = 25.0
+
+
+@dataclass
+class TuningCall:
+    """What the launcher supplies to tune one call."""
+
+    key: tuple[Any, ...]
+    """The tuning key."""
+    values: dict[str, int]
+    """Constexpr values of the call (sizes tiles depend on)."""
+    element_bytes: int
+    """The widest element among the call's tensors."""
+    job: Callable[[tuning.Configuration], dict[str, Any]]
+    """A compile job for a worker (:mod:`._worker`)."""
+    launch: Callable[[tuning.Configuration], Callable[[], None]]
+    """Compile (a disk hit after a worker compiled it) and load; returns a run-once function."""
+    timer: Timer
+    restores: list[Callable[[], None]] = field(default_factory=list)
+    """Put back what runs overwrite (in-place parameters, overlapping arguments)."""
+    capturing: Callable[[], bool] = lambda: False
+    in_process: bool = False
+    """Compile in this process (the kernel refers to objects a worker cannot import)."""
+
+
+def configuration_entry(configuration: tuning.Configuration) -> dict[str, Any]:
+    """A configuration as the table stores it."""
+    return {
+        "values": dict(configuration.values),
+        "extra": dict(configuration.extra),
+        "num_warps": configuration.num_warps,
+        "num_stages": configuration.num_stages,
+        "maxnreg": configuration.maxnreg,
+    }
+
+
+def from_entry(entry: dict[str, Any]) -> tuning.Configuration:
+    """A configuration from a table entry."""
+    return tuning.Configuration(
+        {k: int(v) for k, v in entry["values"].items()},
+        int(entry["num_warps"]),
+        int(entry["num_stages"]),
+        {k: int(v) for k, v in entry.get("extra", {}).items()},
+        None if entry.get("maxnreg") is None else int(entry["maxnreg"]),
+    )
+
+
+class Tuner:
+    """One kernel's configuration choices."""
+
+    def __init__(
+        self,
+        name: str,
+        stem: str,
+        configurations: Sequence[tuning.Configuration],
+        sizing: Any,
+        where: str = "",
+    ) -> None:
+        self.name = name
+        self.where = where
+        """Where the application is defined (named when no configuration compiles)."""
+        self.stem = stem
+        self.configurations = tuple(configurations)
+        self.sizing = sizing
+        self.chosen: dict[tuple[str, tuple[Any, ...]], tuning.Configuration] = {}
+        self.last: tuning.Configuration | None = None
+        """The configuration of the most recent tuning-key lookup."""
+        self.lock = threading.Lock()
+        self._warned = False
+
+    def interpreted(self) -> tuning.Configuration:
+        """Under the interpreter: the space's first configuration, run once, never timed."""
+        self.last = self.configurations[0]
+        return self.last
+
+    def choose(
+        self, key: tuple[Any, ...], device_name: str, call: Callable[[], TuningCall]
+    ) -> tuning.Configuration:
+        """The configuration for a call: remembered, persisted, or tuned now (``call()``
+        supplies what tuning needs; it is built only then)."""
+        # Per device name too: two kinds of GPU in one process do not share their best tiles.
+        remembered = (device_name, key)
+        chosen = self.chosen.get(remembered)
+        if chosen is None:
+            with self.lock:
+                chosen = self.chosen.get(remembered)
+                if chosen is None:
+                    chosen = self._choose(key, device_name, call)
+                    self.chosen[remembered] = chosen
+        self.last = chosen
+        return chosen
+
+    def _choose(
+        self, key: tuple[Any, ...], device_name: str, make_call: Callable[[], TuningCall]
+    ) -> tuning.Configuration:
+        mode = knobs.tuning_mode()
+        if mode == "off" or len(self.configurations) == 1:
+            return self.configurations[0]
+        entry_key = json.dumps([device_name, _versions(), repr(key)])
+        entry = table.read(self.stem).get(entry_key)
+        if entry is not None:
+            try:
+                return from_entry(entry["configuration"])
+            except (KeyError, TypeError, ValueError):
+                pass
+        if mode == "cached":
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"{self.name}: NINETOOTHED_TUNING=cached and no tuning result for "
+                    f"{key} on {device_name}; using the first configuration",
+                    stacklevel=3,
+                )
+            return self.configurations[0]
+        call = make_call()
+        if call.capturing():
+            raise LaunchError(
+                f"{self.name}: a call inside a CUDA graph capture would auto-tune the kernel; "
+                "call it once with the same shapes before capturing"
+            )
+        best, milliseconds = self.tune(call)
+        table.write(
+            self.stem,
+            entry_key,
+            {"configuration": configuration_entry(best), "milliseconds": milliseconds},
+        )
+        return best
+
+    def tune(self, call: TuningCall) -> tuple[tuning.Configuration, float]:
+        """Compile, measure and pick; returns the best configuration and its time."""
+        candidates = [
+            c
+            for c in self.configurations
+            if tuning.fits(c, self.sizing, call.values, call.element_bytes)
+        ] or list(self.configurations)
+        progress = Progress(f"{self.name} {call.key}", len(candidates))
+        failures: dict[str, int] = {}
+        examples: dict[str, str] = {}
+        compiled = self._compile(call, candidates, progress, failures, examples)
+        runs: list[tuple[tuning.Configuration, Callable[[], None]]] = []
+        for configuration in compiled:
+            try:
+                run = call.launch(configuration)
+                run()
+                runs.append((configuration, run))
+            except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
+                _count(failures, error)
+                examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
+                progress.update(pruned=progress.pruned + 1)
+        _restore(call)
+        if not runs:
+            where = f" (the application is {self.where})" if self.where else ""
+            raise LaunchError(
+                f"{self.name}: no configuration compiled and ran for {call.key} "
+                f"({len(candidates)} tried): {failures}{where}. The first failure, where "
+                f"Triton's compiler marks the generated line with ^:\n"
+                f"{compiler_excerpt(next(iter(examples.values()), '?'))}"
+            )
+        timed = self._measure(call, runs, progress)
+        best, milliseconds = min(timed, key=lambda item: item[1])
+        progress.done(f"{_describe(best)} at {milliseconds:.4f} ms; pruned {failures or 'none'}")
+        return best, milliseconds
+
+    def _compile(
+        self,
+        call: TuningCall,
+        candidates: list[tuning.Configuration],
+        progress: Progress,
+        failures: dict[str, int],
+        examples: dict[str, str],
+    ) -> list[tuning.Configuration]:
+        """The candidates that compiled within budget (all of them when compiling in process)."""
+        size = knobs.compile_workers()
+        if call.in_process or size == 0 or len(candidates) == 1:
+            return candidates
+        jobs = [call.job(c) for c in candidates]
+        counts = {"compiled": 0, "pruned": 0}
+
+        def done(index: int, answer: dict[str, Any]) -> None:
+            counts["compiled" if answer.get("ok") else "pruned"] += 1
+            progress.update(compiled=counts["compiled"], pruned=counts["pruned"])
+
+        answers = workers.pool(min(size, len(jobs))).run(jobs, knobs.compile_budget(), done)
+        for answer in answers:
+            if not answer.get("ok"):
+                reason = str(answer.get("error", "?")).split(":")[0]
+                failures[reason] = failures.get(reason, 0) + 1
+                examples.setdefault(reason, str(answer.get("error", "?")))
+        return [c for c, answer in zip(candidates, answers) if answer.get("ok")]
+
+    def _measure(
+        self,
+        call: TuningCall,
+        runs: list[tuple[tuning.Configuration, Callable[[], None]]],
+        progress: Progress,
+    ) -> list[tuple[tuning.Configuration, float]]:
+        """Phase A for every run, phase B for the leaders; medians in milliseconds."""
+        first: list[tuple[tuning.Configuration, float]] = []
+        best = float("inf")
+        for index, (configuration, run) in enumerate(runs):
+            milliseconds = statistics.median(call.timer(run, PHASE_A_RUNS))
+            _restore(call)
+            first.append((configuration, milliseconds))
+            if milliseconds < best:
+                best = milliseconds
+                progress.update(best=f"{milliseconds:.4f} ms {_describe(configuration)}")
+            progress.update(measured=index + 1)
+        ordered = sorted(range(len(first)), key=lambda i: first[i][1])
+        leaders = [i for i in ordered if first[i][1] <= best * LEADER_MARGIN]
+        leaders = sorted(set(leaders) | set(ordered[:LEADERS]))
+        count = int(min(100, max(10, PHASE_B_MILLISECONDS / max(best, 1e-3))))
+        final = []
+        for index in leaders:
+            configuration, run = runs[index]
+            final.append((configuration, statistics.median(call.timer(run, count))))
+            _restore(call)
+        return final
+
+
+def _restore(call: TuningCall) -> None:
+    for restore in call.restores:
+        restore()
+
+
+def _count(failures: dict[str, int], error: BaseException) -> None:
+    name = type(error).__name__
+    failures[name] = failures.get(name, 0) + 1
+
+
+def _describe(configuration: tuning.Configuration) -> str:
+    values = " ".join(f"{k}={v}" for k, v in configuration.values.items())
+    cap = "" if configuration.maxnreg is None else f" r{configuration.maxnreg}"
+    return f"{values} w{configuration.num_warps} s{configuration.num_stages}{cap}"
+
+
+def _versions() -> list[str]:
+    import triton
+
+    from nt_triton._version import VERSION
+
+    return [f"ninetoothed {VERSION}", f"triton {triton.__version__}"]

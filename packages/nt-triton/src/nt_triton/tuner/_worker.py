@@ -1,0 +1,76 @@
+"""A compile worker: ``python -m nt_triton.tuner._worker``, driven by :mod:`._workers`.
+
+Reads one JSON job per line on stdin — a kernel's cached source file, its
+function name, a specialisation, launch options and a target — compiles it
+with ``triton.compile`` (which fills Triton's disk cache, so the parent's
+own compile of the same job is a cache hit) and answers one JSON line on its
+original stdout.  It never touches a GPU: the target is explicit.  Run in its
+own session, so the parent can kill it and its ``ptxas`` together when a
+compile outlives its budget.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from nt_triton._launch.compiled import Specialisation, compile_kernel
+from nt_triton.cache import _memos
+
+__all__ = ["main", "run"]
+
+_MODULES: dict[str, Any] = _memos.register({}, "nt_triton.tuner._worker._MODULES", "sources")
+"""This worker's kernel modules, by source file."""
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    """Compile one job; the answer says how long it took and how much shared memory it uses."""
+    from triton.backends.compiler import GPUTarget
+
+    from nt_triton.cache import _sources as sources
+
+    path = job["path"]
+    module = _MODULES.get(path)
+    if module is None:
+        module = _MODULES[path] = sources.load(Path(path), {})
+    function = getattr(module, job["name"])
+    specialisation = Specialisation(
+        tuple(tuple(item) for item in job["signature"]),
+        tuple(tuple(item) for item in job["constexprs"]),
+        tuple(tuple(item) for item in job["attrs"]),
+    )
+    began = time.perf_counter()
+    kernel = compile_kernel(
+        function,
+        specialisation,
+        GPUTarget(*job["target"]),
+        job["num_warps"],
+        job["num_stages"],
+        job.get("maxnreg"),
+    )
+    return {
+        "ok": True,
+        "seconds": time.perf_counter() - began,
+        "shared": int(getattr(kernel.metadata, "shared", 0) or 0),
+    }
+
+
+def main() -> None:
+    """Serve jobs until stdin closes."""
+    protocol = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # anything printed while compiling goes to stderr, not the protocol
+    for line in sys.stdin:
+        try:
+            answer = run(json.loads(line))
+        except BaseException as error:  # noqa: BLE001 - every failure is an answer
+            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"[:4000]}
+        protocol.write(json.dumps(answer) + "\n")
+        protocol.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Compiling tuning configurations in parallel, each within a time budget.
+
+Triton compiles in process (MLIR and LLVM through bindings, which cannot be
+interrupted) and runs ``ptxas`` with no timeout, so one oversized
+configuration can hang a call.  The tuner therefore compiles in worker
+processes (:mod:`._worker`), each in its own session: at a job's deadline the
+parent kills the worker's process group (``ptxas`` included), records the
+configuration as over budget, and starts a new worker.  A worker that dies
+(LLVM aborts the process on some errors) costs its job, not the call.
+Workers are started on the first tuning of a process and kept for later
+ones.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+__all__ = ["Answer", "CompilePool", "pool"]
+
+Answer = dict[str, Any]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.process = subprocess.Popen(  # noqa: S603 - our own module, our interpreter
+            [sys.executable, "-m", "nt_triton.tuner._worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            env=environment,
+            text=True,
+        )
+        self.job: int | None = None
+        self.deadline = 0.0
+
+    @property
+    def output(self) -> IO[str]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    def send(self, index: int, job: Answer, budget: float) -> bool:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.flush()
+        except OSError:
+            return False
+        self.job = index
+        self.deadline = time.monotonic() + budget
+        return True
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # the worker and its ptxas
+        except OSError:
+            pass
+        self.process.wait()
+
+
+class CompilePool:
+    """Worker processes that compile jobs, each within a budget."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.workers: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the workers now (they import Triton while the caller does other work)."""
+        while len(self.workers) < self.size:
+            self.workers.append(_Worker())
+
+    def run(
+        self,
+        jobs: Sequence[Answer],
+        budget: float,
+        done: Callable[[int, Answer], None] | None = None,
+    ) -> list[Answer]:
+        """Compile every job; each answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``."""
+        with self._lock:
+            self.start()
+            return self._run(jobs, budget, done)
+
+    def _run(
+        self, jobs: Sequence[Answer], budget: float, done: Callable[[int, Answer], None] | None
+    ) -> list[Answer]:
+        answers: list[Answer | None] = [None] * len(jobs)
+        pending = list(range(len(jobs)))
+        selector = selectors.DefaultSelector()
+
+        def finish(worker: _Worker, answer: Answer) -> None:
+            assert worker.job is not None
+            answers[worker.job] = answer
+            if done is not None:
+                done(worker.job, answer)
+            worker.job = None
+
+        def replace(worker: _Worker) -> None:
+            selector.unregister(worker.output)
+            worker.kill()
+            self.workers[self.workers.index(worker)] = _Worker()
+
+        try:
+            while pending or any(w.job is not None for w in self.workers):
+                for worker in list(self.workers):
+                    if worker.job is None and pending:
+                        index = pending.pop(0)
+                        if not worker.send(index, jobs[index], budget):
+                            pending.insert(0, index)
+                            replace(worker)
+                            continue
+                        selector.register(worker.output, selectors.EVENT_READ, worker)
+                busy = [w for w in self.workers if w.job is not None]
+                if not busy:
+                    continue
+                timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+                for key, _ in selector.select(timeout):
+                    worker = key.data
+                    line = worker.output.readline()
+                    if line:
+                        selector.unregister(worker.output)
+                        finish(worker, json.loads(line))
+                    else:
+                        code = worker.process.poll()
+                        finish(worker, {"ok": False, "error": f"compile worker died ({code})"})
+                        replace(worker)
+                now = time.monotonic()
+                for worker in list(self.workers):
+                    if worker.job is not None and now >= worker.deadline:
+                        finish(
+                            worker,
+                            {"ok": False, "error": f"over the compile budget ({budget:g} s)"},
+                        )
+                        replace(worker)
+        finally:
+            selector.close()
+        return [a if a is not None else {"ok": False, "error": "not compiled"} for a in answers]
+
+    def close(self) -> None:
+        """Stop every worker."""
+        for worker in self.workers:
+            if worker.process.stdin is not None:
+                try:
+                    worker.process.stdin.close()
+                except OSError:
+                    pass
+            worker.kill()
+        self.workers = []
+
+
+_POOL: CompilePool | None = None
+
+
+def pool(size: int) -> CompilePool:
+    """The process's compile pool (created on first use, stopped at exit)."""
+    global _POOL
+    if _POOL is None or _POOL.size != size:
+        if _POOL is not None:
+            _POOL.close()
+        _POOL = CompilePool(size)
+        atexit.register(_POOL.close)
+    return _POOL
