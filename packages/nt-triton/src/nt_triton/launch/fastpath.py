@@ -48,7 +48,9 @@ if TYPE_CHECKING:
     from nt_triton.kernel import TritonKernel
 
 Plan = tuple[Any, ...]
-"""``(guard, alignment, keywords, launch, device, scalar classes)``."""
+"""``(guard, alignment, keywords, launch, device, scalar classes, overlap bounds)``: the
+bounds are :meth:`ninetoothed.aliasing.Aliasing.bounds`, the distances between
+pointers at which arguments would share memory a written one has."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def _never(*tensors: Any) -> bool:
     return False
 
 
-_EMPTY: Plan = (_never, -1, None, None, -1, None)
+_EMPTY: Plan = (_never, -1, None, None, -1, None, ())
 
 
 class FastLauncher:
@@ -172,7 +174,7 @@ class FastLauncher:
         source = hot_source(
             len(self.kernel.spec.call_checks), self._tensor_positions, self._scalar_positions,
             reads, multi_device=reads.current_device is not None, by_value=self._by_value,
-            traced=traced,
+            traced=traced, pairs=self.kernel.aliasing.pairs,
         )  # fmt: skip
         namespace: dict[str, Any] = {
             "plans": self.plans,
@@ -350,7 +352,8 @@ class FastLauncher:
             _scalar_value(s) if i in self._by_value else compiled.int_class(s)
             for i, s in zip(self._scalar_positions, scalars)
         )
-        return (guard, aligned, dict(kwargs), launch, device, classes)
+        bounds = self.kernel.aliasing.bounds(bound.tensors, bound.unused)
+        return (guard, aligned, dict(kwargs), launch, device, classes, bounds)
 
     def _call_pointers(
         self, bound: BoundCall, args: tuple[Any, ...], pointers: list[int]
@@ -523,6 +526,7 @@ def hot_source(
     multi_device: bool,
     by_value: frozenset[int] = frozenset(),
     traced: bool = True,
+    pairs: Sequence[tuple[int, int]] = (),
 ) -> str:
     """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
 
@@ -531,7 +535,10 @@ def hot_source(
     plan checked, else the dict; any exception goes to ``miss``.  Scalars
     are keyed by Triton's class (``int_class``), those in ``by_value``
     (constexprs) by value.  ``traced``: calls made while the framework traces
-    (``reads.traced``) go to ``miss``; False leaves that check out.
+    (``reads.traced``) go to ``miss``; False leaves that check out.  ``pairs``:
+    the tensors ``(w, o)`` (indices among the tensors) whose pointers' distance
+    the plan's bounds check; a call where they overlap goes to ``miss``, whose
+    validation refuses it.
     """
     names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
     unpack = ", ".join(names) + ("," if count == 1 else "")
@@ -572,6 +579,13 @@ def hot_source(
         "    except Exception:",
         "        return miss(args, kwargs)",
     ]
+    if pairs:
+        overlaps = " or ".join(
+            f"bounds[{3 * k}] < (gap := p{w} - p{o}) < bounds[{3 * k + 1}] "
+            f"and gap != bounds[{3 * k + 2}]"
+            for k, (w, o) in enumerate(pairs)
+        )
+        body += ["    bounds = plan[6]", f"    if {overlaps}:", "        return miss(args, kwargs)"]
     if reads.miss_when is not None and tensors:
         read = reads.miss_when[1]
         tested = " or ".join(read.format(names[t]) for t in tensors)
