@@ -69,3 +69,13 @@ def test_an_output_with_zero_strides_is_refused():
     z = torch.full((8,), float("nan"), device=device)
     add.kernel(overlapping, x, z)
     torch.testing.assert_close(z, x)
+
+
+def test_meta_tensors_are_refused_naming_the_parameter():
+    """A meta tensor has a shape but no data: refused by name, on the GPU's path and the
+    interpreter's (which failed in torch's copy: "Cannot copy out of meta tensor")."""
+    import torch
+
+    x, y, z = (torch.empty(8, device="meta") for _ in range(3))
+    with pytest.raises(LaunchError, match=r"'x' is a tensor on the meta device"):
+        add.kernel(x, y, z)

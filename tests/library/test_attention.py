@@ -39,6 +39,18 @@ def test_sdpa_lengths_and_grouped_heads(framework, ops, lq, lk, causal):
     assert_close(framework.to_numpy(result), attention(q, k, v, causal, 0.3), "float16", True)
 
 
+@pytest.mark.parametrize("lq", [3, 37], ids=["decoding", "prefill"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_over_no_keys_gives_zeros(framework, ops, lq, causal):
+    """No keys: an output of zeros, as torch's (a softmax over nothing weighs nothing),
+    not the NaN of 0 / 0."""
+    q = random((1, 2, lq, 16), "float32")
+    k, v = (random((1, 2, 0, 16), "float32") for _ in "kv")
+    given = [framework.from_numpy(t) for t in (q, k, v)]
+    result = framework.to_numpy(ops.scaled_dot_product_attention(*given, is_causal=causal))
+    np.testing.assert_array_equal(result, np.zeros((1, 2, lq, 16), "float32"))
+
+
 def test_sdpa_of_strided_inputs(framework, ops):
     q, k, v = (random((1, 2, 24, 16), "float32") for _ in "qkv")
     given = [framework.non_contiguous(t) for t in (q, k, v)]

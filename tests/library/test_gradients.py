@@ -245,6 +245,20 @@ def test_sdpa_gradient_of_the_query_only(framework, ops):
     _check(framework, ops, "scaled_dot_product_attention", [q, k, v], [0], is_causal=True)
 
 
+@pytest.mark.parametrize("lq", [3, 33], ids=["decoding", "prefill"])
+def test_sdpa_gradients_over_no_keys(framework, ops, lq):
+    """No keys: zeros out, as torch gives, and zero gradients for the queries (empty
+    ones for the keys and values), not NaN."""
+    q, k, v = _random((1, 2, lq, 16), (1, 2, 0, 16), (1, 2, 0, 16))
+    cotangent = RNG.standard_normal((1, 2, lq, 16))
+    out, grads = _vjp(
+        framework, ops.scaled_dot_product_attention, [q, k, v], cotangent, [0, 1, 2], "float32"
+    )
+    np.testing.assert_array_equal(out, np.zeros_like(out))
+    np.testing.assert_array_equal(grads[0], np.zeros((1, 2, lq, 16), "float32"))
+    assert grads[1].shape == grads[2].shape == (1, 2, 0, 16)
+
+
 def test_ops_without_backward_refuse_gradients(framework, ops):
     x, w = (framework.from_numpy(a.astype("float32")) for a in _random((1, 2, 6, 6), (3, 2, 3, 3)))
     if framework.name == "jax":

@@ -76,6 +76,14 @@ def test_conv2d_of_strided_operands(framework, ops):
     assert_close(framework.to_numpy(result), expected, "float32", matrix=True)
 
 
+def test_conv2d_of_no_input_channels_is_refused(framework, ops):
+    """torch gives an (N, 0, P, Q) tensor here, not the (N, K, P, Q) zeros of a sum over
+    no channels: the op refuses rather than pick one."""
+    x, w = random((2, 0, 5, 5), "float32"), random((3, 0, 2, 2), "float32")
+    with pytest.raises(ValueError, match=r"conv2d: input .*\(2, 0, 5, 5\).* no channels"):
+        ops.conv2d(framework.from_numpy(x), framework.from_numpy(w))
+
+
 def test_mismatched_operands_are_refused(framework, ops):
     a = framework.from_numpy(random((4, 5), "float32"))
     with pytest.raises(ValueError, match="cannot multiply"):

@@ -30,3 +30,17 @@ def test_max_pool2d_options(framework, ops, window, stride, padding):
     result = ops.max_pool2d(framework.non_contiguous(x), window, stride, padding)
     pairs = [(v, v) if isinstance(v, int) else v for v in (window, stride or window, padding)]
     assert_close(framework.to_numpy(result), max_pool2d(x, *pairs), "float32")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool2d_propagates_nan(framework, ops, dtype):
+    """A window holding NaN gives NaN, as torch's does, wherever the NaN lies in it."""
+    x = random((1, 2, 6, 7), dtype)
+    for n, c, h, w in [(0, 0, 0, 0), (0, 0, 3, 5), (0, 1, 4, 1), (0, 1, 5, 6)]:
+        x[n, c, h, w] = np.nan
+    result = framework.to_numpy(ops.max_pool2d(framework.from_numpy(x), 3, stride=2, padding=1))
+    expected = max_pool2d(x, (3, 3), (2, 2), (1, 1))
+    assert np.isnan(expected).sum() >= 4
+    np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))
+    finite = ~np.isnan(expected)
+    assert_close(result[finite], expected[finite], dtype)

@@ -60,3 +60,10 @@ def test_a_wrong_weight_is_refused(framework, ops):
     x = framework.from_numpy(random((3, 8), "float32"))
     with pytest.raises(ValueError, match=r"weight must have shape \(8,\)"):
         ops.rms_norm(x, framework.from_numpy(random((4,), "float32")))
+
+
+@pytest.mark.parametrize("dim", [1.0, None, True, "1"])
+def test_softmax_needs_an_int_dim(framework, ops, dim):
+    x = framework.from_numpy(random((3, 8), "float32"))
+    with pytest.raises(ValueError, match=r"softmax: dim must be an int, got"):
+        ops.softmax(x, dim)

@@ -52,6 +52,11 @@ class FrameworkSupport:
         """
         raise NotImplementedError
 
+    def view(self, base: Any, shape: Sequence[int], strides: Sequence[int], offset: int = 0) -> Any:
+        """A view of ``base``'s memory with ``shape``, element ``strides`` and ``offset``
+        (``as_strided``); None where the framework has no views (JAX)."""
+        return None
+
     @property
     def ops(self) -> Any:
         """The framework's ops module (``nt_torch.ops`` …): the kernel library."""

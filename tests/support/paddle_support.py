@@ -43,6 +43,10 @@ class PaddleSupport(FrameworkSupport):
         axes[-1], axes[-2] = axes[-2], axes[-1]
         return self.from_numpy(transposed).transpose(axes)
 
+    def view(self, base: paddle.Tensor, shape, strides, offset=0) -> paddle.Tensor:
+        # Paddle's offset counts bytes.
+        return paddle.as_strided(base, list(shape), list(strides), offset * base.element_size())
+
     @property
     def ops(self):
         import nt_paddle.ops

@@ -30,6 +30,9 @@ class TorchSupport(FrameworkSupport):
         transposed = np.ascontiguousarray(np.swapaxes(array, -1, -2))
         return self.from_numpy(transposed).transpose(-1, -2)
 
+    def view(self, base: torch.Tensor, shape, strides, offset=0) -> torch.Tensor:
+        return base.as_strided(tuple(shape), tuple(strides), offset)
+
     @property
     def ops(self):
         import nt_torch.ops

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from ninetoothed.arrangement.symbol import next_power_of_two
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _tuning as tuning
@@ -143,24 +144,12 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
         lines.append(
             f"    {aligned.name} = min({size} & -{size}, {aligned.cap}) if {size} > 0 else 1"
         )
-    # An output whose elements overlap (stride 0 over more than one element, as
-    # from expand) would be written by several programs at once: torch refuses
-    # such writes, so do we.
-    for index, parameter in enumerate(tensors):
-        # A jagged tensor's batch has stride 0 and its entries start at their offsets.
-        first = 1 if index in spec.jagged_parameters else 0
-        if parameter.name in generated.outputs and parameter.source.ndim:
-            overlap = " or ".join(
-                f"({n.stride(parameter.name, d)} == 0 and {n.size(parameter.name, d)} > 1)"
-                for d in range(first, parameter.source.ndim)
-            )
-            # An empty tensor has nothing to overlap, whatever its strides (numpy and
-            # torch.from_numpy give empty arrays zero strides).
-            nonempty = " and ".join(
-                n.size(parameter.name, d) for d in range(first, parameter.source.ndim)
-            )
-            lines.append(f"    if ({overlap}) and {nonempty}:")
-            lines.append(f"        {n.OVERLAP}({parameter.name!r}, {n.HOST_TENSORS})")
+    # A written tensor that shares memory with another argument or with itself
+    # would be written by several programs at once, or read after another
+    # program wrote it: torch refuses such calls, so do we (ninetoothed.runtime.aliasing).
+    if generated.outputs:
+        unused = n.UNUSED if spec.conditional else "()"
+        lines.append(f"    {n.OVERLAP}({n.HOST_TENSORS}, {unused})")
     for padded in signature.of_kind(ParameterKind.PADDED_SIZE):
         lines.append(f"    {padded.name} = {n.NEXT_POWER_OF_TWO}({padded.expression})")
     return lines
@@ -212,8 +201,11 @@ def _tuple(items: Sequence[str]) -> str:
     return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
-def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> HostFunction:
-    """Turn :func:`host_source`'s text into a function."""
+def compile_host(
+    source: str, spec: KernelSpec, signature: KernelSignature, aliasing: Aliasing
+) -> HostFunction:
+    """Turn :func:`host_source`'s text into a function; ``aliasing`` checks the memory
+    the written tensors share."""
 
     def described(tensors: Sequence[TensorInfo]) -> str:
         return ", ".join(
@@ -229,15 +221,6 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
             f"fit the arrangement together ({described(tensors)})"
         )
 
-    def overlap(name: str, tensors: Sequence[TensorInfo]) -> None:
-        info = tensors[[p.name for p in spec.tensor_parameters].index(name)]
-        raise LaunchError(
-            f"{spec.name}: the output {name!r} (shape {tuple(info.shape)}, strides "
-            f"{tuple(info.strides)}) has stride 0 along a dimension of more than one element, "
-            "so its elements overlap and would be written at once; pass a tensor that owns "
-            "its elements (e.g. .contiguous())"
-        )
-
     def unmet(message: str, value: int, tensors: Sequence[TensorInfo]) -> None:
         raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described(tensors)}")
 
@@ -245,7 +228,7 @@ def compile_host(source: str, spec: KernelSpec, signature: KernelSignature) -> H
         n.NEXT_POWER_OF_TWO: next_power_of_two,
         n.MISMATCH: mismatch,
         n.UNMET: unmet,
-        n.OVERLAP: overlap,
+        n.OVERLAP: aliasing.check,
         n.UNUSED_OF: spec.unused_parameters,
         n.PIN: _pinning(spec, signature),
         n.NEW_TUPLE: tuple.__new__,

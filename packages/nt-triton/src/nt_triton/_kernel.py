@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import PreparedLaunch
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _failures as failures
@@ -76,7 +77,11 @@ class TritonKernel:
         values (set by the backend when placeholders could not decide it)."""
         self._gpu_checked: set[tuple[Any, ...]] = set()
         self._front_ends_passed: set[tuple[Any, ...]] = set()
-        self.prepare: HostFunction = compile_host(host_source, spec, generated.signature)
+        self.aliasing = Aliasing.of(spec, generated.outputs)
+        """Which arguments may share memory with the tensors the kernel writes."""
+        self.prepare: HostFunction = compile_host(
+            host_source, spec, generated.signature, self.aliasing
+        )
         """``prepare(tensors, launch_args, scalars) -> LaunchPlan``: the per-call host work.
 
         ``tensors`` describes each tensor parameter, in order; ``launch_args``

@@ -15,11 +15,13 @@ Triton dtype is expected (``ntl.cast(x, ninetoothed.float16)``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ninetoothed.errors import MetaOperationError
 
 __all__ = [
+    "itemsize",
     "CANONICAL_NAMES",
     "DataType",
     "TRITON_DTYPES",
@@ -169,6 +171,14 @@ def canonical(dtype: Any) -> DataType:
 def triton_name(dtype: str) -> str:
     """The name of a canonical dtype in ``triton.language`` (``"bool"`` -> ``"int1"``)."""
     return _TRITON_LANGUAGE_NAMES[dtype]
+
+
+@functools.cache
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a canonical dtype (``"float16"`` -> 2, ``"bool"`` -> 1);
+    1 for a name without a width.  Memoised: asked per call."""
+    digits = "".join(c if c.isdigit() else " " for c in dtype).split()
+    return max(1, int(digits[0]) // 8) if digits else 1
 
 
 def triton_type_name(dtype: str) -> str:

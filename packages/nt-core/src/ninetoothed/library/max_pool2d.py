@@ -2,7 +2,8 @@
 
 Windows are strided ``tile``s of the input padded with ``-inf`` (the input's
 ``other``), raveled into rows of R*S elements, one row per output element;
-each program takes ``BLOCK_SIZE`` of those rows and their maxima.
+each program takes ``BLOCK_SIZE`` of those rows and their maxima.  A window
+holding NaN gives NaN, as torch's.
 """
 
 from __future__ import annotations
@@ -37,8 +38,12 @@ def arrangement(
 
 
 def application(input: Tile, output: Tile) -> None:
-    """One block of windows: each one's maximum."""
-    output = ntl.max(input, 1)  # noqa: F841
+    """One block of windows: each one's maximum, NaN where the window holds one (as
+    torch's: ``ntl.max`` compares, and every comparison with NaN is false)."""
+    # Compared in float32: Triton's interpreter compares bfloat16 by its bits.
+    wide = input.to(ntl.float32)
+    holds_nan = ntl.max(ntl.where(wide != wide, 1, 0), 1) > 0
+    output = ntl.where(holds_nan, float("nan"), ntl.max(input, 1))  # noqa: F841
 
 
 def premake(window: Pair, stride: Pair, padding: Pair) -> Premade:

@@ -10,6 +10,7 @@ at or below the diagonal when causal), then the few that do (the diagonal, a
 ragged last block).  Causal masking is aligned top-left, as torch's
 ``is_causal``.  With grouped-query heads (``gqa``) the keys and values have
 fewer heads, each shared by ``heads / kv_heads`` query heads consecutively.
+Over no keys the output is zeros, as torch's.
 """
 
 from __future__ import annotations
@@ -164,7 +165,14 @@ def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -
     l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
     online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
-    o = acc / l_i[:, None]  # noqa: F841
+    o = acc / nonzero(l_i)[:, None]  # noqa: F841
+
+
+def nonzero(l_i: Tile) -> Tile:
+    """The rows' sums of weights, with 1 for a row no key contributed to: its
+    accumulator is 0 and its output zeros, as torch's, not the NaN of 0 / 0.  (A
+    row with a key has a sum of at least 1: its largest score weighs exp2(0).)"""
+    return ntl.where(l_i == 0, 1.0, l_i)
 
 
 def application_with_lse(
@@ -179,8 +187,9 @@ def application_with_lse(
     l_i = ntl.zeros((q.shape[-2],), dtype=ntl.float32)
     m_i = ntl.full((q.shape[-2],), float("-inf"), dtype=ntl.float32)
     online_softmax(q, q_block, k, v, scale, causal, acc, l_i, m_i)
-    o = acc / l_i[:, None]  # noqa: F841
-    lse = m_i + ntl.log2(l_i)  # noqa: F841
+    total = nonzero(l_i)
+    o = acc / total[:, None]  # noqa: F841
+    lse = m_i + ntl.log2(total)  # noqa: F841 - -inf where no key: m_i is
 
 
 def premake(

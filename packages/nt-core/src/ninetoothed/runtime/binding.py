@@ -145,6 +145,12 @@ def bind_call(
         tensors.append(info)
         tensor_arguments.append(argument)
 
+    if device == "meta":  # all on it: a mixed call fails the device agreement above
+        raise LaunchError(
+            f"{spec.name}: parameter {first_device_parameter!r} is a tensor on the meta "
+            "device, which has a shape but no data; kernels run on tensors with data (on a "
+            "GPU, or on the CPU with TRITON_INTERPRET=1)"
+        )
     if unused and (
         device is None
         or not _stand_in(spec, unused, tensors, tensor_arguments, device, placeholder, describe)

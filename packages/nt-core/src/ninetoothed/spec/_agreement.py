@@ -36,7 +36,7 @@ from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.arrangement.tensor import Tensor
 
-__all__ = ["Agreement", "derive"]
+__all__ = ["Agreement", "derive", "positions"]
 
 _SHARED = "ninetoothed_shared_"
 """Names standing for what several parameters share (program index, subscript, tile)."""
@@ -76,6 +76,30 @@ def derive(
         for key, dims in groups.items()
         if len({position for position, _ in dims}) > 1
     )
+
+
+def positions(arranged: Tensor) -> tuple[str, ...]:
+    """Per source dimension of ``arranged``, its index in terms of the program index,
+    the application's subscripts and the tile positions, with the tensor's own size
+    and stride symbols named as any tensor's would be (``self_size_0``): two
+    parameters whose positions are equal and whose arguments have one shape reach,
+    for every program, loop step and tile element, the same element of each."""
+    source = arranged.source
+    own: dict[str, str] = {}
+    for dim in range(source.ndim):
+        for name, kind in (
+            (source.size_string(dim), "size"),
+            (source.stride_string(dim), "stride"),
+        ):
+            own[name] = f"self_{kind}_{dim}"
+            own[_identifier(name)] = f"self_{kind}_{dim}"
+    texts = []
+    for index in _shared_indices(arranged, {}):
+        text = str(index)
+        for name in sorted(own, key=len, reverse=True):  # the longer spelling first
+            text = text.replace(name, own[name])
+        texts.append(text)
+    return tuple(texts)
 
 
 def _shared_indices(arranged: Tensor, labels: dict[str, str]) -> list[SymbolLike]:

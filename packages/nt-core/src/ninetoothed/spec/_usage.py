@@ -17,6 +17,7 @@ import inspect
 import textwrap
 import types
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "application_tree",
     "element_indexed",
     "function_definition",
+    "gathered_parameters",
     "helper_call",
     "namespace_of",
     "source_only_parameters",
@@ -80,6 +82,17 @@ def element_indexed(application: Callable[..., Any], level_counts: Mapping[str, 
     down to single elements of their tiles."""
     depths = subscript_depths(application, set(level_counts))
     return {name for name, depth in depths.items() if depth >= level_counts[name] - 1 >= 1}
+
+
+def gathered_parameters(
+    application: Callable[..., Any], level_counts: Mapping[str, int], whole: AbstractSet[str]
+) -> frozenset[str]:
+    """The tensor parameters (``level_counts``: name -> arranged levels) the application
+    reads or writes elsewhere than their arrangement says: those it reaches only
+    through ``x.source[...]`` (gather, scatter: wherever their indices say), the
+    ``whole`` indexed ones, and those whose tile elements it picks one by one."""
+    gathered = source_only_parameters(application, list(level_counts)) | set(whole)
+    return frozenset(gathered | element_indexed(application, level_counts))
 
 
 def whole_indexed_parameters(application: Callable[..., Any], arranged: Sequence[Any]) -> set[str]:

@@ -22,7 +22,7 @@ from ninetoothed.spec._agreement import Agreement
 from ninetoothed.spec._agreement import derive as derive_agreements
 from ninetoothed.spec._guards import Conditional, conditional_parameters
 from ninetoothed.spec._jagged_groups import offset_groups
-from ninetoothed.spec._usage import element_indexed, source_only_parameters
+from ninetoothed.spec._usage import gathered_parameters
 from ninetoothed.spec.parameter import Parameter, ParameterCheck
 
 __all__ = ["KernelSpec"]
@@ -109,21 +109,21 @@ class KernelSpec:
         return tuple(checks)
 
     @cached_property
+    def gathered(self) -> frozenset[str]:
+        """Tensor parameters the application reaches elsewhere than their arrangement
+        says (:func:`~ninetoothed.spec._usage.gathered_parameters`; computed once)."""
+        levels = {p.name: len(p.arranged.levels()) for p in self.tensor_parameters}
+        return gathered_parameters(self.application, levels, self.whole_indexed)
+
+    @cached_property
     def agreements(self) -> tuple[Agreement, ...]:
         """Source sizes of different tensor parameters that must be equal (computed once)."""
         tensors = self.tensor_parameters
-        gathered = source_only_parameters(self.application, [p.name for p in tensors])
-        gathered |= self.whole_indexed
-        # A parameter the application reaches only through ``x.source[...]`` (gather,
-        # scatter) reads wherever its indices say: its arrangement ties no size; nor
-        # does one whose tile elements it picks one by one (their grid is still
-        # checked at launch).
-        gathered |= element_indexed(
-            self.application, {p.name: len(p.arranged.levels()) for p in tensors}
-        )
+        # A gathered parameter's arrangement ties no size (its grid is still checked
+        # at launch).
         return derive_agreements(
             [p.arranged for p in tensors],
-            skip={i for i, p in enumerate(tensors) if p.name in gathered},
+            skip={i for i, p in enumerate(tensors) if p.name in self.gathered},
         )
 
     @cached_property

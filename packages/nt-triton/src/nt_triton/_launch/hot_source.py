@@ -34,6 +34,7 @@ def hot_source(
     multi_device: bool,
     by_value: frozenset[int] = frozenset(),
     traced: bool = True,
+    pairs: Sequence[tuple[int, int]] = (),
 ) -> str:
     """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
 
@@ -42,7 +43,10 @@ def hot_source(
     plan checked, else the dict; any exception goes to ``miss``.  Scalars
     are keyed by Triton's class (``int_class``), those in ``by_value``
     (constexprs) by value.  ``traced``: calls made while the framework traces
-    (``reads.traced``) go to ``miss``; False leaves that check out.
+    (``reads.traced``) go to ``miss``; False leaves that check out.  ``pairs``:
+    the tensors ``(w, o)`` (indices among the tensors) whose pointers' distance
+    the plan's bounds check; a call where they overlap goes to ``miss``, whose
+    validation refuses it.
     """
     names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
     unpack = ", ".join(names) + ("," if count == 1 else "")
@@ -83,6 +87,13 @@ def hot_source(
         "    except Exception:",
         "        return miss(args, kwargs)",
     ]
+    if pairs:
+        overlaps = " or ".join(
+            f"bounds[{3 * k}] < (gap := p{w} - p{o}) < bounds[{3 * k + 1}] "
+            f"and gap != bounds[{3 * k + 2}]"
+            for k, (w, o) in enumerate(pairs)
+        )
+        body += ["    bounds = plan[6]", f"    if {overlaps}:", "        return miss(args, kwargs)"]
     if reads.miss_when is not None and tensors:
         read = reads.miss_when[1]
         tested = " or ".join(read.format(names[t]) for t in tensors)

@@ -50,14 +50,16 @@ from nt_triton.tuner._core import TuningCall
 __all__ = ["FastLauncher", "Plan"]
 
 Plan = tuple[Any, ...]
-"""``(guard, alignment, keywords, launch, device, scalar classes)``."""
+"""``(guard, alignment, keywords, launch, device, scalar classes, overlap bounds)``: the
+bounds are :meth:`ninetoothed.runtime.aliasing.Aliasing.bounds`, the distances between
+pointers at which arguments would share memory a written one has."""
 
 
 def _never(*tensors: Any) -> bool:
     return False
 
 
-_EMPTY: Plan = (_never, -1, None, None, -1, None)
+_EMPTY: Plan = (_never, -1, None, None, -1, None, ())
 
 
 class FastLauncher:
@@ -115,7 +117,7 @@ class FastLauncher:
         source = hot_source(
             len(self.kernel.spec.call_checks), self._tensor_positions, self._scalar_positions,
             reads, multi_device=reads.current_device is not None, by_value=self._by_value,
-            traced=traced,
+            traced=traced, pairs=self.kernel.aliasing.pairs,
         )  # fmt: skip
         namespace: dict[str, Any] = {
             "plans": self.plans,
@@ -233,7 +235,8 @@ class FastLauncher:
             scalar_value(s) if i in self._by_value else compiled.int_class(s)
             for i, s in zip(self._scalar_positions, scalars)
         )
-        return (guard, aligned, dict(kwargs), launch, device, classes)
+        bounds = self.kernel.aliasing.bounds(bound.tensors, bound.unused)
+        return (guard, aligned, dict(kwargs), launch, device, classes, bounds)
 
     def _call_pointers(
         self, bound: BoundCall, args: tuple[Any, ...], pointers: list[int]

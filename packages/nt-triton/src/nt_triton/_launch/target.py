@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton._abi import KernelSignature
 from nt_triton._host import HostFunction
@@ -60,3 +61,7 @@ class LaunchTarget(Protocol):
     @property
     def outputs(self) -> tuple[str, ...]:
         """Tensor parameters the kernel writes."""
+
+    @property
+    def aliasing(self) -> Aliasing:
+        """Which arguments may not share memory with what the kernel writes."""

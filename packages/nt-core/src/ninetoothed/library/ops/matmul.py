@@ -141,6 +141,13 @@ def conv2d(
     (n, c, h, w), (k, c_filter, r, s) = infos["input"].shape, infos["weight"].shape
     if c != c_filter:
         raise LaunchError(f"conv2d: input has {c} channels, the filter {c_filter}")
+    if c == 0:
+        # torch returns an (N, 0, P, Q) tensor here, not the (N, K, P, Q) zeros a sum
+        # over no channels would be: refused rather than either.
+        raise LaunchError(
+            f"conv2d: input of shape {infos['input'].shape} has no channels (weight "
+            f"{infos['weight'].shape}); a convolution needs at least one"
+        )
     steps, pads = common.pair("conv2d", "stride", stride), common.pair("conv2d", "padding", padding)
     spacing = common.pair("conv2d", "dilation", dilation)
     if 0 in steps or 0 in spacing:

@@ -6,6 +6,7 @@ so batch dimensions and strides need no reshaping.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ninetoothed.errors import LaunchError
@@ -26,6 +27,9 @@ def _row(op: str, shape: tuple[int, ...], dim: int = -1) -> int:
     """The length of the rows along ``dim``, which must fit one program."""
     if not shape:
         raise LaunchError(f"{op}: the input must have at least one dimension")
+    if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):  # as torch refuses
+        raise LaunchError(f"{op}: dim must be an int, got {type(dim).__name__} {dim!r}")
+    dim = operator.index(dim)
     if not -len(shape) <= dim < len(shape):
         raise LaunchError(f"{op}: dim {dim} is out of range for shape {shape}")
     length = shape[dim]
@@ -44,7 +48,7 @@ def softmax(framework: Framework, input: Any, dim: int = -1) -> Any:
     length = _row("softmax", info.shape, dim)
     ndim = len(info.shape)
     warps = common.warps_for_row(length)
-    found = kernel(softmax_kernel, ndim=ndim, dim=dim % ndim, num_warps=warps)
+    found = kernel(softmax_kernel, ndim=ndim, dim=int(dim) % ndim, num_warps=warps)
     (output,) = framework.run(found, [input, framework.empty(input, info.shape)], [1])
     return output
 
