@@ -110,6 +110,11 @@ class Adapter:
         """A context making ``device`` current for the launch, or None if it already is."""
         return None
 
+    def current_stream(self, device: str) -> int:
+        """The framework's current stream on ``device`` as a raw handle, for launchers
+        that take one explicitly (C libraries); default: :meth:`launch_stream`."""
+        return self.launch_stream(device)
+
     def launch_interpreted(self, kernel: GeneratedKernel, bound: BoundCall) -> None:
         """Launch through the backend's interpreter (default: hand the tensors as they are)."""
         kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)

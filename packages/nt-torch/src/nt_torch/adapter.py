@@ -97,6 +97,10 @@ class TorchAdapter(Adapter):
 
         return make(_reads(fastpath), miss)
 
+    def current_stream(self, device: str) -> int:
+        """PyTorch's current stream on ``device`` (``torch.cuda.current_stream``), raw."""
+        return int(torch._C._cuda_getCurrentRawStream(cuda_index(device)))
+
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """``torch.cuda.device`` of the tensors' GPU, when it is not the current one."""
         index = cuda_index(device)

@@ -13,10 +13,14 @@ from typing import TYPE_CHECKING
 from ninetoothed.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from nt_triton.aot import TritonBuilder
     from nt_triton.backend import TritonBackend
 
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.plugins.codegen_backend`` asks for."""
+
+AHEAD_OF_TIME_CALLER = "cuda"
+"""The ``caller`` of ``make(..., caller="cuda")`` whose C libraries nt-triton builds."""
 
 
 @functools.cache
@@ -33,3 +37,13 @@ def ninetoothed_codegen_backend(name: str) -> TritonBackend | None:
     if name != BACKEND_NAME:
         return None
     return _backend()
+
+
+@hookimpl
+def ninetoothed_ahead_of_time_builder(caller: str) -> TritonBuilder | None:
+    """Return the C-library builder when ``caller`` is ``"cuda"``, else ``None``."""
+    if caller != AHEAD_OF_TIME_CALLER:
+        return None
+    from nt_triton.aot import BUILDER
+
+    return BUILDER
