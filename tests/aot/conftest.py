@@ -12,8 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import aot_kernels as k
 from support.aot import FakeCuda, build_fake_cuda
+from support.aot_parity import Harness, make_aot
 from support.base import ON_GPU
+
+import ninetoothed
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +39,21 @@ def fake_cuda_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def fake_cuda(fake_cuda_path: Path) -> FakeCuda:
     """The stand-in libcuda's state."""
     return FakeCuda(fake_cuda_path)
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, fake_cuda: FakeCuda) -> dict[str, Harness]:
+    """The test kernels (``support.aot_kernels``), each made ahead of time (for sm_90,
+    into a directory that did not exist) and just in time."""
+    directory = tmp_path_factory.mktemp("aot") / "not" / "yet"
+    made = {}
+    for name, arrangement, application, tensors in (
+        ("add", k.add_arrangement, k.add_application, k.add_tensors),
+        ("flat", k.flat_arrangement, k.copy_application, k.flat_tensors),
+        ("mm", k.mm_arrangement, k.mm_application, k.mm_tensors),
+        ("scale", k.scale_arrangement, k.scale_application, k.scale_tensors),
+    ):
+        aot = make_aot(arrangement, application, tensors(), directory, name)
+        jit = ninetoothed.make(arrangement, application, tensors())
+        made[name] = Harness(aot, jit, fake_cuda)
+    return made

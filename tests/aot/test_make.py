@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from support import aot_kernels as k
-from support.aot_parity import Harness
+from support.aot_parity import make_aot
 
 import ninetoothed
 from ninetoothed._aot.kernel import load_library
@@ -26,35 +26,6 @@ from ninetoothed.errors import CodegenError, LaunchError
 pytestmark = pytest.mark.interpreter_only
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_aot(arrangement, application, tensors, directory, name):
-    return ninetoothed.make(
-        arrangement,
-        application,
-        tensors,
-        caller="cuda",
-        kernel_name=name,
-        output_dir=directory,
-        target="sm_90",
-    )
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, fake_cuda):
-    """The test kernels, each made ahead of time and just in time."""
-    directory = tmp_path_factory.mktemp("aot") / "not" / "yet"
-    made = {}
-    for name, arrangement, application, tensors in (
-        ("add", k.add_arrangement, k.add_application, k.add_tensors),
-        ("flat", k.flat_arrangement, k.copy_application, k.flat_tensors),
-        ("mm", k.mm_arrangement, k.mm_application, k.mm_tensors),
-        ("scale", k.scale_arrangement, k.scale_application, k.scale_tensors),
-    ):
-        aot = make_aot(arrangement, application, tensors(), directory, name)
-        jit = ninetoothed.make(arrangement, application, tensors())
-        made[name] = Harness(aot, jit, fake_cuda)
-    return made
 
 
 def test_files_are_written_into_a_new_output_dir(built):

@@ -23,6 +23,21 @@ from nt_triton.aot._bridge import ParameterKind
 from support.aot import FakeCuda, binaries, scalar, tensor
 
 
+def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, name: str) -> Any:
+    """``make(..., caller="cuda")`` for sm_90 into ``directory``."""
+    import ninetoothed
+
+    return ninetoothed.make(
+        arrangement,
+        application,
+        tensors,
+        caller="cuda",
+        kernel_name=name,
+        output_dir=directory,
+        target="sm_90",
+    )
+
+
 class Harness:
     """A kernel made both ways, with what comparing them needs."""
 

@@ -110,6 +110,14 @@ class Adapter:
         """A context making ``device`` current for the launch, or None if it already is."""
         return None
 
+    def aot_reads(self) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
+        """What a C library's fast path reads of a tensor (:mod:`ninetoothed._aot.fast`):
+        a hashable key of the facts a call's checks depend on (shape, strides, dtype,
+        device), and the data pointer; default: :meth:`describe`'s."""
+        return (lambda obj: tuple(self.describe(obj)[:4])), (
+            lambda obj: self.describe(obj).data_ptr
+        )
+
     def current_stream(self, device: str) -> int:
         """The framework's current stream on ``device`` as a raw handle, for launchers
         that take one explicitly (C libraries); default: :meth:`launch_stream`."""

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed import plugins
+from ninetoothed._aot.fast import FastCalls, Launch
 from ninetoothed.adapter import require_gpu
-from ninetoothed.aot import CLibrary, Status, key_value
+from ninetoothed.aot import CLibrary, CParameter, Status, key_value
 from ninetoothed.binding import bind_call, canonical_call
 from ninetoothed.errors import LaunchError, NineToothedError
 from ninetoothed.ir import KernelSpec
@@ -118,6 +119,7 @@ class AotKernel:
         self._last_error = handle.ninetoothed_last_error
         self._last_error.restype = ctypes.c_char_p
         self._keys = sum(p.kind == "key" for p in library.parameters)
+        self._fast: FastCalls | None = None
 
     @property
     def source(self) -> str:
@@ -134,7 +136,18 @@ class AotKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
         """Launch on framework tensors (then, for a build, the key values)."""
-        spec, args, key = self._variant(args)
+        fast = self._fast
+        if fast is not None and not kwargs:
+            status = fast.call(args)
+            if status is not None:
+                if status:
+                    self._raise(status)
+                return
+        self._call(args, kwargs)
+
+    def _call(self, original: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """The full path: every check, then the call, remembered for the fast path."""
+        spec, args, key = self._variant(original)
         args, kwargs = canonical_call(spec, args, kwargs)
         args = _scalars_as_numbers(spec, args)
         adapter = plugins.adapter_for_arguments(args)
@@ -149,15 +162,14 @@ class AotKernel:
         if not bound.device.startswith("cuda"):
             require_gpu(spec.name, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))
         arguments = self._arguments(spec, bound.tensors, bound.scalars, key)
-        stream = _stream(adapter, bound.device)
-        guard = getattr(adapter, "device_guard", lambda device: None)(bound.device)
-        if guard is None:
-            status = self._function(ctypes.c_void_p(stream), *arguments)
-        else:
-            with guard:
-                status = self._function(ctypes.c_void_p(stream), *arguments)
+        launch = Launch(self._function, arguments, adapter, bound.device)
+        status = launch()
         if status:
-            self._raise(spec, status)
+            self._raise(status)
+        if not kwargs:  # calls in this form take the fast path next time
+            if self._fast is None:
+                self._fast = FastCalls([p.kind for p in self.library.parameters], adapter)
+            self._fast.remember(original, launch)
 
     def _variant(
         self, args: tuple[Any, ...]
@@ -211,7 +223,7 @@ class AotKernel:
                     )
                 )
             elif parameter.kind == "scalar":
-                value = _CTYPES[parameter.ctype](scalars[parameter.name])
+                value = _scalar(spec, parameter, scalars[parameter.name])
                 structure = NineToothedTensor(ctypes.addressof(value), None, None)
                 # The structure keeps the value alive until the call returns.
                 structure._value = value
@@ -220,13 +232,28 @@ class AotKernel:
                 arguments.append(NineToothedTensor())
         return arguments
 
-    def _raise(self, spec: KernelSpec, status: int) -> None:
+    def _raise(self, status: int) -> None:
         message = (self._last_error() or b"").decode(errors="replace")
         name = Status(status).name if status in Status._value2member_map_ else str(status)
         text = f"{message} (status {status}, NINETOOTHED_ERROR_{name})"
         if status in _ARGUMENT_ERRORS:
             raise LaunchError(text)
         raise LibraryError(text, status)
+
+
+def _scalar(spec: KernelSpec, parameter: CParameter, given: Any) -> Any:
+    """A scalar's value as its C type holds it; refused where it cannot hold it."""
+    ctype = _CTYPES[parameter.ctype]
+    try:
+        value = ctype(given)
+    except TypeError:
+        value = None
+    if value is None or (not isinstance(given, float) and value.value != given):
+        raise LaunchError(
+            f"{spec.name}: scalar {parameter.name!r} is a {parameter.ctype} ({parameter.dtype}) in "
+            f"the C library, which cannot hold {given!r}"
+        )
+    return value
 
 
 def _scalars_as_numbers(spec: KernelSpec, args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -236,12 +263,3 @@ def _scalars_as_numbers(spec: KernelSpec, args: tuple[Any, ...]) -> tuple[Any, .
         if check.is_scalar and getattr(argument, "ndim", None) == 0 and hasattr(argument, "item"):
             converted[index] = argument.item()
     return tuple(converted)
-
-
-def _stream(adapter: Any, device: str) -> int:
-    """The framework's current stream on ``device`` as a raw handle (0: the default)."""
-    current = getattr(adapter, "current_stream", None)
-    if current is not None:
-        return int(current(device))
-    launch_stream = getattr(adapter, "launch_stream", None)
-    return int(launch_stream(device)) if launch_stream is not None else 0
