@@ -177,7 +177,7 @@ def test_null_pointers_are_refused_with_a_message(built):
     harness = built["scale"]
     from support.aot import scalar, tensor
 
-    from ninetoothed._aot.kernel import NineToothedTensor
+    from ninetoothed.aot import NineToothedTensor
 
     x = tensor(0x1000, (64,))
     null = NineToothedTensor(0, None, None)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ninetoothed._aot.kernel import NineToothedTensor
+from ninetoothed.aot import NineToothedTensor
 
 SOURCE = Path(__file__).with_name("aot_fakecuda.c")
 

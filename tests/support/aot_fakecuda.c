@@ -25,12 +25,51 @@ uint64_t fake_record[64];
 int fake_parameters = 0;           /* how many parameters the last launch had */
 int fake_set_attribute = 0;        /* the last cuFuncSetAttribute value */
 
+int fake_devices = 1;              /* cuDeviceGetCount */
+static __thread uintptr_t current; /* cuCtxSetCurrent's context on this thread (0: fake_context) */
+static __thread double clock_ms;   /* a launch costs grid x threads / 1000 "milliseconds" */
+int fake_allocations = 0;          /* live cuMemAlloc blocks */
+
+static uintptr_t context_now(void) { return current ? current : fake_context; }
+
 CUresult cuInit(unsigned flags) { (void)flags; return fake_fail_init; }
 CUresult cuCtxGetCurrent(void **context) {
-    *context = fake_no_context ? NULL : (void *)fake_context;
+    *context = fake_no_context ? NULL : (void *)context_now();
     return 0;
 }
-CUresult cuCtxGetDevice(int *device) { *device = (int)(fake_context & 0xff); return 0; }
+CUresult cuCtxGetDevice(int *device) { *device = (int)(context_now() & 0xff); return 0; }
+CUresult cuDeviceGetCount(int *count) { *count = fake_devices; return 0; }
+CUresult cuDeviceGet(int *device, int ordinal) { *device = ordinal; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
+    *context = (void *)(uintptr_t)(0x2000 + device);
+    return 0;
+}
+CUresult cuCtxSetCurrent(void *context) { current = (uintptr_t)context; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuMemAlloc_v2(uint64_t *pointer, size_t size) {
+    (void)size;
+    *pointer = 0x10000000 + (uint64_t)(++fake_allocations) * 0x1000000;
+    return 0;
+}
+CUresult cuMemsetD8_v2(uint64_t pointer, unsigned char value, size_t size) {
+    (void)pointer; (void)value; (void)size;
+    return 0;
+}
+CUresult cuMemFree_v2(uint64_t pointer) { (void)pointer; --fake_allocations; return 0; }
+CUresult cuEventCreate(double **event, unsigned flags) {
+    (void)flags;
+    static double events[4096];
+    static int next;
+    *event = &events[__sync_fetch_and_add(&next, 1) % 4096];
+    return 0;
+}
+CUresult cuEventRecord(double *event, void *stream) { (void)stream; *event = clock_ms; return 0; }
+CUresult cuEventSynchronize(double *event) { (void)event; return 0; }
+CUresult cuEventElapsedTime(float *elapsed, double *start, double *stop) {
+    *elapsed = (float)(*stop - *start);
+    return 0;
+}
+CUresult cuEventDestroy_v2(double *event) { (void)event; return 0; }
 CUresult cuCtxGetId(void *context, unsigned long long *id) {
     *id = (unsigned long long)(uintptr_t)context * 7;
     return 0;
@@ -49,7 +88,7 @@ CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
 CUresult cuModuleLoadData(void **module, const void *image) {
     if (fake_fail_load) return fake_fail_load;
     fake_images[fake_loads] = image;
-    fake_load_contexts[fake_loads] = fake_context;
+    fake_load_contexts[fake_loads] = context_now();
     *module = (void *)(uintptr_t)(++fake_loads);
     return 0;
 }
@@ -73,6 +112,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
                         void **extra) {
     (void)by; (void)bz; (void)extra;
     fake_launches++;
+    clock_ms += (double)gx * bx / 1000.0;
     fake_record[0] = gx; fake_record[1] = gy; fake_record[2] = gz; fake_record[3] = bx;
     fake_record[4] = shared; fake_record[5] = (uint64_t)(uintptr_t)stream;
     fake_record[6] = (uint64_t)(uintptr_t)function;

@@ -69,3 +69,42 @@ def scale_tensors():
         Tensor(0, constexpr=True, value=1),
         Tensor(1, dtype=ninetoothed.float32),
     )
+
+
+def axpy_arrangement(input, other, alpha, output, block_size=None):
+    if block_size is None:
+        block_size = ninetoothed.block_size()
+    tiled = (input.tile((block_size,)), other.tile((block_size,)))
+    return (*tiled, alpha, output.tile((block_size,)))
+
+
+def axpy_application(input, other, alpha, output):
+    output = input + alpha * other  # noqa: F841
+
+
+def axpy_premake(size=None, dtype=None, block_size=None):
+    """Upstream's test_aot_auto_tuning premake (``output = input + alpha * other``)."""
+    import functools
+
+    arrangement = functools.partial(axpy_arrangement, block_size=block_size)
+    tensors = (
+        Tensor(shape=(size,), dtype=dtype),
+        Tensor(shape=(size,), dtype=dtype),
+        Tensor(0, dtype=ninetoothed.float64),
+        Tensor(shape=(size,), dtype=dtype),
+    )
+    return arrangement, axpy_application, tensors
+
+
+def axpy_premake_with_pattern(size=None, dtype=None, block_size=None, pattern=None):
+    """:func:`axpy_premake` with a parameter that changes nothing (any value)."""
+    return axpy_premake(size, dtype, block_size)
+
+
+AXPY_CONFIGS = (
+    ((), {"size": 1127, "dtype": ninetoothed.float16, "block_size": 64}, {"num_warps": 4}),
+    ((), {"size": 1127, "dtype": ninetoothed.float16, "block_size": 64}, {"num_warps": 8}),
+    ((), {"size": 1127, "dtype": ninetoothed.float16, "block_size": 256}, {"num_warps": 4}),
+    ((), {"size": 1127, "dtype": ninetoothed.float32, "block_size": 512}, {}),
+)
+"""Two keys: (1127, float16) with three tuned variants, (1127, float32) with one."""

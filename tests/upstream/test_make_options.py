@@ -112,9 +112,9 @@ def test_output_dir_without_an_ahead_of_time_caller_is_refused():
         make(output_dir=".")
 
 
-def test_build_is_not_supported_yet():
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        ninetoothed.build(lambda: None, ())
+def test_build_refuses_an_empty_configuration_list():
+    with pytest.raises(ValueError, match="configs is empty"):
+        ninetoothed.build(lambda: None, (), kernel_name="nothing")
 
 
 def test_jit_with_options():

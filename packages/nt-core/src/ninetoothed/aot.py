@@ -19,6 +19,7 @@ libraries and their callers share, independent of the backend that compiles:
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import json
 from dataclasses import asdict, dataclass
@@ -36,6 +37,7 @@ __all__ = [
     "BuildVariant",
     "CLibrary",
     "CParameter",
+    "NineToothedTensor",
     "Status",
     "key_value",
 ]
@@ -62,6 +64,16 @@ DATA_TYPES: tuple[str, ...] = (
 )
 """Canonical dtype names in the order of ``enum NineToothedDataType`` (upstream's):
 a dtype key value is its index here (``NINETOOTHED_FLOAT16`` is 8)."""
+
+
+class NineToothedTensor(ctypes.Structure):
+    """``NineToothedTensor`` of ``ninetoothed.h``, for calls through ctypes."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("shape", ctypes.POINTER(ctypes.c_uint64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+    ]
 
 
 class Status(enum.IntEnum):
@@ -182,11 +194,13 @@ class BuildVariant:
     """One configuration of :func:`ninetoothed.build`: a kernel and the values that select it."""
 
     spec: KernelSpec
-    key: tuple[int, ...]
-    """The values of the build's key parameters (as :func:`key_value` gives them)."""
+    key: tuple[int | None, ...]
+    """The values of the build's key parameters (as :func:`key_value` gives them); None
+    where any value selects it (a compilation configuration it does not set)."""
 
-    meta: tuple[int, ...]
-    """The values of its tuned parameters (empty when nothing is tuned)."""
+    meta: tuple[tuple[str, Any], ...]
+    """Its tuned parameters and their values (empty when nothing is tuned): the variants
+    of one key differ in these, and the fastest is launched for that key."""
 
     label: str
     """How messages name it: ``dtype=float16, block_size=256, num_warps=4``."""

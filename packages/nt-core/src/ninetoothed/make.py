@@ -288,6 +288,10 @@ def jit(
     return decorate(func) if func is not None else decorate
 
 
-def build(*args: Any, **kwargs: Any) -> Any:
-    """Upstream's ahead-of-time build: not supported yet (raises :class:`NotImplementedError`)."""
-    raise NotImplementedError("build: ahead-of-time builds are not supported yet")
+def build(premake: Callable[..., Any], configs: Any, **options: Any) -> Any:
+    """Build ``premake``'s kernel for every configuration into one C library (upstream's
+    ``ninetoothed.build``; the options and semantics: :func:`ninetoothed._aot.build.build`
+    and ``docs/aot.md``).  Returns its Python callable."""
+    from ninetoothed._aot.build import build as build_library
+
+    return build_library(premake, configs, **options)

@@ -30,22 +30,12 @@ from typing import Any
 from ninetoothed import plugins
 from ninetoothed._aot.fast import FastCalls, Launch
 from ninetoothed.adapter import require_gpu
-from ninetoothed.aot import CLibrary, CParameter, Status, key_value
+from ninetoothed.aot import CLibrary, CParameter, NineToothedTensor, Status, key_value
 from ninetoothed.binding import bind_call, canonical_call
 from ninetoothed.errors import LaunchError, NineToothedError
 from ninetoothed.ir import KernelSpec
 
 __all__ = ["AotKernel", "LibraryError", "NineToothedTensor", "load_library"]
-
-
-class NineToothedTensor(ctypes.Structure):
-    """``NineToothedTensor`` of ``ninetoothed.h``."""
-
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.POINTER(ctypes.c_uint64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-    ]
 
 
 class LibraryError(RuntimeError, NineToothedError):
@@ -106,8 +96,8 @@ class AotKernel:
         self,
         spec: KernelSpec,
         library: CLibrary,
-        variants: Mapping[tuple[int, ...], KernelSpec] | None = None,
-        key_labels: Mapping[tuple[int, ...], str] | None = None,
+        variants: Mapping[tuple[int | None, ...], KernelSpec] | None = None,
+        key_labels: Mapping[tuple[int | None, ...], str] | None = None,
     ) -> None:
         self.spec = spec
         self.library = library
@@ -189,6 +179,15 @@ class AotKernel:
         except TypeError as error:
             raise LaunchError(f"{self.library.kernel_name}: {error}") from error
         spec = self._variants.get(key)
+        if spec is None:  # a variant that matches any value of a key it does not set
+            spec = next(
+                (
+                    s
+                    for k, s in self._variants.items()
+                    if all(a is None or a == b for a, b in zip(k, key))
+                ),
+                None,
+            )
         if spec is None:
             built = "; ".join(self._key_labels.values())
             raise LaunchError(

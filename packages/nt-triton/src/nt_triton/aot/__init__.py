@@ -73,8 +73,16 @@ class TritonBuilder:
         output_dir: Path,
         target: str | None,
     ) -> CLibrary:
-        """Every variant, tuned per key, behind one dispatcher (not yet)."""
-        raise NotImplementedError("build")
+        """Every variant, tuned per key, behind one dispatcher (:mod:`._dispatch`)."""
+        from nt_triton.aot import _dispatch
+
+        return _dispatch.build(
+            variants,
+            key_names=key_names,
+            kernel_name=kernel_name,
+            output_dir=output_dir,
+            target=target,
+        )
 
 
 @functools.cache

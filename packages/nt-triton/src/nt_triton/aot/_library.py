@@ -19,7 +19,7 @@ from ninetoothed.ir import KernelSpec
 from nt_triton.aot import _bridge, _cc, _compile, _sources, _variants
 from nt_triton.aot._launcher import Compiled, c_names, launcher_source
 
-__all__ = ["Kernel", "compile_kernels", "finish", "parameters", "write_kernel"]
+__all__ = ["Kernel", "compile_kernels", "copy_header", "finish", "parameters", "write_kernel"]
 
 
 @dataclass(frozen=True)
@@ -94,9 +94,14 @@ def write_kernel(kernel: Kernel, output_dir: Path, target: _compile.Target, orig
     return path
 
 
+def copy_header(output_dir: Path) -> None:
+    """Put ``ninetoothed.h`` beside the generated headers (they include it)."""
+    shutil.copyfile(HEADER_PATH, output_dir / HEADER_PATH.name)
+
+
 def finish(output_dir: Path, units: Sequence[Path], library: Path) -> None:
     """Copy ``ninetoothed.h`` beside the units, compile them and link ``library``."""
-    shutil.copyfile(HEADER_PATH, output_dir / HEADER_PATH.name)
+    copy_header(output_dir)
     with tempfile.TemporaryDirectory(prefix="ninetoothed-objects-") as directory:
         objects = _cc.objects(units, [output_dir], Path(directory))
         _cc.link(objects, library)
