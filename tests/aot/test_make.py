@@ -8,6 +8,7 @@ launch, and are compared call by call with the just-in-time host code
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -300,3 +301,15 @@ def test_symbols_given_at_the_call_are_refused(tmp_path):
 
     with pytest.raises(CodegenError, match=r"symbol\(s\) BLOCK are given at the call"):
         make_aot(arrangement, k.add_application, k.add_tensors(), tmp_path, "given")
+
+
+def test_a_kernel_calling_a_triton_jit_helper_compiles_in_this_process(tmp_path, fake_cuda):
+    """A worker process cannot import the helper: the kernel compiles here."""
+    from support.aot import tensor
+
+    tensors = (ninetoothed.Tensor(1, dtype=ninetoothed.float32),) * 2
+    kernel = make_aot(k.flat_arrangement, k.twice_application, tensors, tmp_path, "twice")
+    handle = load_library(kernel.library.library)
+    x = tensor(0x1000, (256,))
+    assert handle.launch_twice(ctypes.c_void_p(0), x, x) == 0
+    assert fake_cuda.launch()["grid"] == (2, 1, 1)

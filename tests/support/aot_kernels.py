@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import triton
+
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Tensor
@@ -108,3 +110,12 @@ AXPY_CONFIGS = (
     ((), {"size": 1127, "dtype": ninetoothed.float32, "block_size": 512}, {}),
 )
 """Two keys: (1127, float16) with three tuned variants, (1127, float32) with one."""
+
+
+@triton.jit
+def twice(x):
+    return x * 2
+
+
+def twice_application(x, y):
+    y = twice(x)  # noqa: F841

@@ -196,6 +196,7 @@ def _compile_interpreted(function: Any, job: Mapping[str, Any]) -> Any:
     """Compile in a process that runs Triton's interpreter: a compilable copy of the
     kernel, with Triton's language as imported and the interpreter off meanwhile."""
     import triton
+    import triton.compiler.code_generator  # noqa: F401  (imported while interpreting)
 
     from nt_triton import gpu_check
 
