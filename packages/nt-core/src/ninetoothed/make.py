@@ -288,10 +288,41 @@ def jit(
     return decorate(func) if func is not None else decorate
 
 
-def build(premake: Callable[..., Any], configs: Any, **options: Any) -> Any:
-    """Build ``premake``'s kernel for every configuration into one C library (upstream's
-    ``ninetoothed.build``; the options and semantics: :func:`ninetoothed._aot.build.build`
-    and ``docs/aot.md``).  Returns its Python callable."""
+def build(
+    premake: Callable[..., Any],
+    configs: Any,
+    *,
+    meta_parameters: Sequence[str] | None = None,
+    caller: str | None = None,
+    kernel_name: str | None = None,
+    output_dir: Any = None,
+    lazy: bool = False,
+    target: str | int | None = None,
+) -> Any:
+    """Build ``premake``'s kernel for every configuration into one C library.
+
+    ``configs`` holds ``(args, kwargs, compilation_configs)`` triples: ``args``
+    and ``kwargs`` go to ``premake``, ``compilation_configs`` (``num_warps``,
+    ``num_stages``) to ``make``.  ``meta_parameters`` names ``premake``'s
+    parameters that only change speed: they, and the compilation
+    configurations, are tuned per key of the other parameters on the GPU at
+    build time (without a GPU: the first configuration of each key).
+    ``caller`` is ``"cuda"`` (the default), ``kernel_name`` the library's
+    name (``launch_<kernel_name>``, ``<kernel_name>.so``), ``output_dir`` where
+    it goes (created if missing; default ``ninetoothed.generation.CACHE_DIR``),
+    ``target`` the GPU architecture (``"sm_90"``; default: the current GPU's).
+    ``lazy=True`` builds at the first call.  Returns the library's Python
+    callable: ``kernel(*tensors, *key_values)``.
+    """
     from ninetoothed._aot.build import build as build_library
 
-    return build_library(premake, configs, **options)
+    return build_library(
+        premake,
+        configs,
+        meta_parameters=meta_parameters,
+        caller=caller,
+        kernel_name=kernel_name,
+        output_dir=output_dir,
+        lazy=lazy,
+        target=target,
+    )

@@ -45,21 +45,7 @@ def build(
     lazy: bool = False,
     target: str | int | None = None,
 ) -> Any:
-    """Build ``premake``'s kernel for every configuration into one C library.
-
-    ``configs`` holds ``(args, kwargs, compilation_configs)`` triples: ``args``
-    and ``kwargs`` go to ``premake``, ``compilation_configs`` (``num_warps``,
-    ``num_stages``) to ``make``.  ``meta_parameters`` names ``premake``'s
-    parameters that only change speed: they, and the compilation
-    configurations, are tuned per key of the other parameters on the GPU at
-    build time (without a GPU: the first configuration of each key).
-    ``caller`` is ``"cuda"`` (the default), ``kernel_name`` the library's
-    name (``launch_<kernel_name>``, ``<kernel_name>.so``), ``output_dir`` where
-    it goes (created if missing; default ``ninetoothed.generation.CACHE_DIR``),
-    ``target`` the GPU architecture (``"sm_90"``; default: the current GPU's).
-    ``lazy=True`` builds at the first call.  Returns the library's Python
-    callable: ``kernel(*tensors, *key_values)``.
-    """
+    """:func:`ninetoothed.build` (documented there)."""
     request = _Request(premake, configs, meta_parameters, caller, kernel_name, output_dir, target)
     if lazy:
         return LazyKernel(request.run)
