@@ -96,6 +96,33 @@ def test_scalars_as_numbers_or_zero_dimensional_tensors(built, fake_cuda, on_gpu
         scale(x, 2.0, 0, y)  # not a remembered call: a fixed value is part of the key
 
 
+def test_a_thread_without_a_current_context_gets_its_device_s(built, fake_cuda, on_gpu):
+    """The framework made no context current on a new thread: the library's
+    ninetoothed_use_device makes the device's primary context current, and the call
+    goes on."""
+    import threading
+
+    add = built["add"].aot
+    x = torch.empty(512, dtype=torch.float16)
+    errors = []
+
+    def call():
+        try:
+            add(x, x, x)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    fake_cuda.set("fake_no_context", 1)
+    try:
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+    finally:
+        fake_cuda.set("fake_no_context", 0)
+    assert not errors, errors
+    assert fake_cuda.launch()["grid"] == (2, 1, 1)
+
+
 def test_a_scalar_its_c_type_cannot_hold_is_refused():
     parameter = CParameter("n", "scalar", ctype="int32_t", dtype="int32")
 

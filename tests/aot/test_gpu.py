@@ -129,6 +129,28 @@ def test_threads_call_at_once(libraries):
     assert not errors and len(results) == 160 and all(results)
 
 
+def test_a_thread_new_to_the_gpu(libraries):
+    """A thread that never used CUDA has no current context: the callable makes the
+    tensors' device's primary context current."""
+    _, add, _, _ = libraries
+    x, y, z = torch.randn(7000, device="cuda"), torch.randn(7000, device="cuda"), _poisoned(7000)
+    torch.cuda.synchronize()
+    errors = []
+    thread = threading.Thread(target=lambda: _record(errors, add, x, y, z))
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    torch.testing.assert_close(z, x + y)
+
+
+def _record(errors, kernel, *arguments):
+    try:
+        kernel(*arguments)
+        torch.cuda.synchronize()
+    except Exception as error:  # noqa: BLE001 - reported by the test
+        errors.append(error)
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
 def test_two_devices_in_one_process(libraries):
     _, add, _, _ = libraries

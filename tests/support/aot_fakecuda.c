@@ -34,7 +34,7 @@ static uintptr_t context_now(void) { return current ? current : fake_context; }
 
 CUresult cuInit(unsigned flags) { (void)flags; return fake_fail_init; }
 CUresult cuCtxGetCurrent(void **context) {
-    *context = fake_no_context ? NULL : (void *)context_now();
+    *context = current ? (void *)current : fake_no_context ? NULL : (void *)fake_context;
     return 0;
 }
 CUresult cuCtxGetDevice(int *device) { *device = (int)(context_now() & 0xff); return 0; }

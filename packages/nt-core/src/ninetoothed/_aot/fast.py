@@ -21,6 +21,8 @@ from typing import Any
 __all__ = ["FastCalls", "Launch"]
 
 _NUMBERS = (int, float, bool)
+_NO_CONTEXT = 6
+"""``NINETOOTHED_ERROR_NO_CONTEXT``."""
 _LIMIT = 256
 """Remembered calls per kernel (forgotten all at once beyond it)."""
 
@@ -28,8 +30,13 @@ _LIMIT = 256
 class Launch:
     """One validated call's C arguments, callable again with new pointers and values."""
 
-    def __init__(self, function: Any, arguments: Sequence[Any], adapter: Any, device: str) -> None:
+    def __init__(
+        self, function: Any, arguments: Sequence[Any], adapter: Any, device: str, use_device: Any
+    ) -> None:
         self.function = function
+        self.use_device = use_device
+        """The library's ``ninetoothed_use_device``: a thread that has not used the GPU
+        through the framework yet has no current context."""
         self.arguments = list(arguments)
         self.device = device
         current = getattr(adapter, "current_stream", None) or getattr(
@@ -43,9 +50,14 @@ class Launch:
         stream = ctypes.c_void_p(int(self.stream(self.device)))
         guard = self.guard(self.device)
         if guard is None:
-            return int(self.function(stream, *self.arguments))
-        with guard:
-            return int(self.function(stream, *self.arguments))
+            status = int(self.function(stream, *self.arguments))
+        else:
+            with guard:
+                status = int(self.function(stream, *self.arguments))
+        if status == _NO_CONTEXT:  # a thread new to the GPU: its device's primary context
+            index = int(self.device.partition(":")[2] or 0)
+            status = int(self.use_device(index)) or int(self.function(stream, *self.arguments))
+        return status
 
 
 class FastCalls:

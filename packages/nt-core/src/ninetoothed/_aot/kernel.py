@@ -108,6 +108,7 @@ class AotKernel:
         self._function.restype = ctypes.c_int
         self._last_error = handle.ninetoothed_last_error
         self._last_error.restype = ctypes.c_char_p
+        self._use_device = handle.ninetoothed_use_device
         self._keys = sum(p.kind == "key" for p in library.parameters)
         self._fast: FastCalls | None = None
 
@@ -152,7 +153,7 @@ class AotKernel:
         if not bound.device.startswith("cuda"):
             require_gpu(spec.name, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))
         arguments = self._arguments(spec, bound.tensors, bound.scalars, key)
-        launch = Launch(self._function, arguments, adapter, bound.device)
+        launch = Launch(self._function, arguments, adapter, bound.device, self._use_device)
         status = launch()
         if status:
             self._raise(status)

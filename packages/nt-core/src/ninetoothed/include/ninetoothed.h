@@ -82,6 +82,10 @@ extern "C" {
    valid until the thread's next failing call. */
 const char *ninetoothed_last_error(void);
 
+/* Make the primary context of device `device` (the one the CUDA runtime uses)
+   current on the calling thread, as the runtime does at its first call there. */
+NineToothedResult ninetoothed_use_device(int device);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,8 +6,8 @@ signature, its grid, its launch checks, the tiles its size alignments are
 compared with, the configuration it is compiled with and where its Triton
 source lies), and compiling goes through :func:`specialisation`, :func:`compile_job` and
 :func:`compile_from_job`.  When nt-triton's internals move, this module changes and
-the builder does not: it is the contract ``docs/aot.md`` describes for
-nt-triton's public surface.
+the builder does not.  :class:`KernelDescription` and the three compile
+functions are what nt-triton's public surface must offer the builder.
 """
 
 from __future__ import annotations

@@ -156,6 +156,9 @@ typedef struct {
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
     CUresult (*get_error_name)(CUresult, const char **);
     CUresult (*get_error_string)(CUresult, const char **);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*primary_context_retain)(CUcontext *, CUdevice);
+    CUresult (*ctx_set_current)(CUcontext);
 } nt_driver_t;
 
 static nt_driver_t nt_driver;
@@ -196,6 +199,9 @@ static void nt_driver_load(void) {
     *(void **)&nt_driver.launch_kernel = nt_symbol(library, "cuLaunchKernel", 1);
     *(void **)&nt_driver.get_error_name = nt_symbol(library, "cuGetErrorName", 1);
     *(void **)&nt_driver.get_error_string = nt_symbol(library, "cuGetErrorString", 1);
+    *(void **)&nt_driver.device_get = nt_symbol(library, "cuDeviceGet", 1);
+    *(void **)&nt_driver.primary_context_retain = nt_symbol(library, "cuDevicePrimaryCtxRetain", 1);
+    *(void **)&nt_driver.ctx_set_current = nt_symbol(library, "cuCtxSetCurrent", 1);
     if (nt_driver.status != 0) return;
     CUresult result = nt_driver.init(0);
     if (result != CUDA_SUCCESS) {
@@ -219,6 +225,21 @@ static int nt_cuda_fail(int status, const char *kernel, const char *what, CUresu
     nt_driver.get_error_name(result, &name);
     nt_driver.get_error_string(result, &text);
     return nt_fail(status, "%s: %s failed with %s (%s)", kernel, what, name, text);
+}
+
+/* Make device ordinal's primary context (the CUDA runtime's) current on this thread. */
+NT_SHARED int ninetoothed_use_device(int ordinal) {
+    int status = nt_driver_ready("ninetoothed_use_device");
+    if (status) return status;
+    CUdevice device;
+    CUcontext context;
+    CUresult result = nt_driver.device_get(&device, ordinal);
+    if (result == CUDA_SUCCESS) result = nt_driver.primary_context_retain(&context, device);
+    if (result == CUDA_SUCCESS) result = nt_driver.ctx_set_current(context);
+    if (result != CUDA_SUCCESS)
+        return nt_cuda_fail(NINETOOTHED_ERROR_DEVICE, "ninetoothed_use_device", "making the device current",
+                            result);
+    return NINETOOTHED_SUCCESS;
 }
 
 /* ---- variants and contexts ------------------------------------------------------ */
