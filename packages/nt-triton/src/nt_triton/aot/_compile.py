@@ -29,6 +29,8 @@ from typing import Any
 from ninetoothed.errors import CodegenError
 from nt_triton.aot import _bridge
 
+__all__ = ["Binary", "Target", "compile_all", "metadata", "parse_target", "target_name"]
+
 Target = tuple[str, int, int]
 
 _TARGET = re.compile(r"(?:cuda:)?(?:sm_?)?(\d+)a?(?::(\d+))?\Z")

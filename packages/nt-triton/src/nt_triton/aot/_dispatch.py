@@ -18,6 +18,7 @@ import csv
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ninetoothed.aot import BuildVariant, CLibrary, CParameter
@@ -46,34 +47,25 @@ def build(
     parameters = _library.parameters(variants[0].spec) + tuple(
         CParameter(name, "key") for name in key_names
     )
-    groups = _groups(variants)
     library = output_dir / f"{kernel_name}.so"
     _library.copy_header(output_dir)
     with tempfile.TemporaryDirectory(prefix="ninetoothed-objects-") as directory:
         objects = _cc.objects(units, [output_dir], Path(directory))
-        winners = [members[0] for members in groups.values()]
-        times: list[float | None] = [None] * len(winners)
-        if any(len(members) > 1 for members in groups.values()):
-            devices = _timing.device_count()
-            if devices:
-                dispatcher = _dispatcher(
-                    kernel_name, names, variants, parameters, groups, winners, output_dir
-                )
-                # Timed from a library of its own: a process holds one library per path.
-                tuning = Path(directory) / f"{kernel_name}.tuning.so"
-                _link(objects, dispatcher, output_dir, Path(directory), tuning)
-                winners, times = _tune(tuning, variants, names, groups, devices)
-            else:
-                warnings.warn(
-                    f"build {kernel_name!r}: no GPU here to tune on; each key takes its "
-                    "first configuration",
-                    stacklevel=3,
-                )
-        dispatcher = _dispatcher(
-            kernel_name, names, variants, parameters, groups, winners, output_dir
+        parts = _Parts(
+            kernel_name,
+            names,
+            variants,
+            parameters,
+            _groups(variants),
+            output_dir,
+            objects,
+            Path(directory),
         )
-        _link(objects, dispatcher, output_dir, Path(directory), library)
-    _write_winners(output_dir / f"{kernel_name}.csv", key_names, groups, winners, times, variants)
+        winners, times = _winners(parts)
+        dispatcher = parts.link(winners, library)
+    _write_winners(
+        output_dir / f"{kernel_name}.csv", key_names, parts.groups, winners, times, variants
+    )
     return CLibrary(
         kernel_name=kernel_name,
         function=f"launch_{kernel_name}",
@@ -83,6 +75,55 @@ def build(
         source=dispatcher,
         built=tuple(dict.fromkeys(v.key_label for v in variants)),
     )
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What linking a dispatcher over the compiled variants needs."""
+
+    kernel_name: str
+    names: Sequence[str]
+    variants: Sequence[BuildVariant]
+    parameters: Sequence[CParameter]
+    groups: dict[tuple[int | None, ...], list[int]]
+    output_dir: Path
+    objects: Sequence[Path]
+    directory: Path
+
+    def link(self, winners: Sequence[int], library: Path) -> Path:
+        """Write the dispatcher launching ``winners``, link ``library``; the dispatcher's path."""
+        dispatcher = _dispatcher(
+            self.kernel_name,
+            self.names,
+            self.variants,
+            self.parameters,
+            self.groups,
+            winners,
+            self.output_dir,
+        )
+        (dispatcher_object,) = _cc.objects([dispatcher], [self.output_dir], self.directory)
+        _cc.link([*self.objects, dispatcher_object], library)
+        return dispatcher
+
+
+def _winners(parts: _Parts) -> tuple[list[int], list[float | None]]:
+    """Each key's variant to launch (timed on the GPUs when there are several), and its time."""
+    winners = [members[0] for members in parts.groups.values()]
+    times: list[float | None] = [None] * len(winners)
+    if all(len(members) == 1 for members in parts.groups.values()):
+        return winners, times
+    devices = _timing.device_count()
+    if not devices:
+        warnings.warn(
+            f"build {parts.kernel_name!r}: no GPU here to tune on; each key takes its first "
+            "configuration",
+            stacklevel=4,
+        )
+        return winners, times
+    # Timed from a library of its own: a process holds one library per path.
+    tuning = parts.directory / f"{parts.kernel_name}.tuning.so"
+    parts.link(winners, tuning)
+    return _tune(tuning, parts.variants, parts.names, parts.groups, devices)
 
 
 def _names(kernel_name: str, variants: Sequence[BuildVariant]) -> list[str]:
@@ -177,13 +218,6 @@ def _dispatcher(
     path = output_dir / f"{kernel_name}.c"
     path.write_text(unit)
     return path
-
-
-def _link(
-    objects: Sequence[Path], dispatcher: Path, output_dir: Path, directory: Path, library: Path
-) -> None:
-    (dispatcher_object,) = _cc.objects([dispatcher], [output_dir], directory)
-    _cc.link([*objects, dispatcher_object], library)
 
 
 def _write_winners(

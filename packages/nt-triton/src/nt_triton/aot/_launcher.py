@@ -285,21 +285,38 @@ def _host_values(writer: _Writer) -> None:
 
 def _grid(writer: _Writer) -> None:
     """The grid, the outermost-shape checks and the size requirements, as the host's."""
-    description = writer.description
     writer.emit("nt_arithmetic_error = 0;")
     grid = []
-    for d, size in enumerate(description.grid):
+    for d, size in enumerate(writer.description.grid):
         writer.emit(f"const int64_t nt_grid_{d} = nt_max({writer.expression(size)}, 0);")
         grid.append(f"nt_grid_{d}")
-    grid_text = ", ".join(grid)
     if grid:
-        writer.emit(f"const int64_t nt_grid[] = {{{grid_text}}};")
+        writer.emit(f"const int64_t nt_grid[] = {{{', '.join(grid)}}};")
         writer.emit("char nt_text_a[256], nt_text_b[256];")
         writer.emit("(void)nt_grid; (void)nt_text_a; (void)nt_text_b;")
+    _shape_checks(writer, grid)
+    _requirements(writer)
+    writer.fail(
+        "SHAPE",
+        "nt_arithmetic_error",
+        "a launch size divides by zero for shapes %s",
+        _shapes(writer),
+    )
+    count = " * ".join(grid) or "1"
+    writer.emit(f"int64_t nt_programs = {count};")
+
+
+def _used(writer: _Writer, parameter: str) -> bool:
+    """Whether the call uses tensor ``parameter`` (a check of an unused one is skipped)."""
     index = {p.name: i for i, p in enumerate(writer.tensors)}
+    return index.get(parameter) not in writer.unused
+
+
+def _shape_checks(writer: _Writer, grid: list[str]) -> None:
+    """Each arranged tensor's outermost shape must be the grid."""
     first = writer.tensors[0].name if writer.tensors else ""
-    for check in description.shape_checks:
-        if index.get(check.parameter) in writer.unused:
+    for check in writer.description.shape_checks:
+        if not _used(writer, check.parameter):
             continue
         shape = [f"nt_max({writer.expression(s)}, 0)" for s in check.shape]
         differs = " || ".join(f"{s} != {g}" for s, g in zip(shape, grid)) or "0"
@@ -317,8 +334,12 @@ def _grid(writer: _Writer) -> None:
             depth=2,
         )
         writer.emit("}")
-    for requirement in description.requirements:
-        if index.get(requirement.parameter) in writer.unused:
+
+
+def _requirements(writer: _Writer) -> None:
+    """Sizes that must take one of a few values (``expand`` and ``squeeze``'s 1)."""
+    for requirement in writer.description.requirements:
+        if not _used(writer, requirement.parameter):
             continue
         value = writer.expression(requirement.size)
         allowed = " && ".join(f"nt_value != INT64_C({a})" for a in requirement.allowed) or "1"
@@ -333,14 +354,6 @@ def _grid(writer: _Writer) -> None:
             depth=2,
         )
         writer.emit("}")
-    writer.fail(
-        "SHAPE",
-        "nt_arithmetic_error",
-        "a launch size divides by zero for shapes %s",
-        _shapes(writer),
-    )
-    count = " * ".join(grid) or "1"
-    writer.emit(f"int64_t nt_programs = {count};")
 
 
 def _launch(writer: _Writer) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["main", "run"]
+
 
 def run(job: dict[str, Any]) -> dict[str, Any]:
     """Compile one job, write its binary to ``job["out"]``; the answer describes it."""
