@@ -123,6 +123,13 @@ def test_a_thread_without_a_current_context_gets_its_device_s(built, fake_cuda, 
     assert fake_cuda.launch()["grid"] == (2, 1, 1)
 
 
+def test_immutable_arrays_are_refused(built):
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.ones(8, dtype=jnp.float16)
+    with pytest.raises(LaunchError, match=r"add: a C library writes into the tensors .* jax's"):
+        built["add"].aot(x, x, x)
+
+
 def test_a_scalar_its_c_type_cannot_hold_is_refused():
     parameter = CParameter("n", "scalar", ctype="int32_t", dtype="int32")
 

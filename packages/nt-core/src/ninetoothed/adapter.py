@@ -75,6 +75,11 @@ class Adapter:
     """The framework's tensor types (subclasses count too)."""
 
     gpu_hint: ClassVar[str] = "move them to the GPU"
+
+    writes_in_place: ClassVar[bool] = True
+    """Whether kernels write into the tensors passed in (PyTorch, PaddlePaddle); a
+    functional framework's arrays are immutable (JAX), so C libraries, which write
+    through the pointers they get, refuse them."""
     """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
 
     guards_fast_path: ClassVar[bool] = False

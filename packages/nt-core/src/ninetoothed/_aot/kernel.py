@@ -142,6 +142,12 @@ class AotKernel:
         args, kwargs = canonical_call(spec, args, kwargs)
         args = _scalars_as_numbers(spec, args)
         adapter = plugins.adapter_for_arguments(args)
+        if not getattr(adapter, "writes_in_place", True):
+            raise LaunchError(
+                f"{spec.name}: a C library writes into the tensors it is given, and "
+                f"{adapter.name}'s arrays are immutable; call it with PyTorch or PaddlePaddle "
+                "tensors"
+            )
         bound = bind_call(
             spec,
             args,
