@@ -145,6 +145,10 @@ def _milliseconds(driver: Any, launch: Any, arguments: Sequence[Any]) -> float:
     _check(driver.cuEventCreate(ctypes.byref(start), 0), "cuEventCreate")
     _check(driver.cuEventCreate(ctypes.byref(stop), 0), "cuEventCreate")
     elapsed = ctypes.c_float(0)
+    try:  # CUDA 12.8 added the _v2 entry point (13's headers call it by the old name)
+        elapsed_time = driver.cuEventElapsedTime_v2
+    except AttributeError:
+        elapsed_time = driver.cuEventElapsedTime
     times: list[float] = []
     count = 1
     try:
@@ -154,7 +158,7 @@ def _milliseconds(driver: Any, launch: Any, arguments: Sequence[Any]) -> float:
                 launch(stream, *arguments)
             _check(driver.cuEventRecord(stop, stream), "cuEventRecord")
             _check(driver.cuEventSynchronize(stop), "cuEventSynchronize")
-            _check(driver.cuEventElapsedTime(ctypes.byref(elapsed), start, stop), "elapsed time")
+            _check(elapsed_time(ctypes.byref(elapsed), start, stop), "elapsed time")
             if not times and elapsed.value < 1.0:  # the first round sizes the others
                 count = max(1, min(1000, int(2.0 / max(elapsed.value, 1e-3))))
                 continue
