@@ -3,8 +3,8 @@
 ``num_warps`` / ``num_stages`` take an int or a tuple (a tuple is tuned over),
 ``max_num_configs`` caps auto-tuning, ``kernel_name`` names the kernel and
 ``caller="torch"`` is the default.  A misspelt option is an error naming the
-close matches; ahead-of-time compilation (``caller="cuda"``, ``output_dir``)
-is not supported yet and says so.
+close matches; ``jit`` compiles just in time and says so when given
+ahead-of-time options (``make`` compiles ahead of time: tests/aot).
 """
 
 import functools
@@ -99,14 +99,22 @@ def test_a_misspelt_jit_option_names_the_close_match():
 
 
 @pytest.mark.parametrize("options", [{"caller": "cuda"}, {"output_dir": "."}], ids=repr)
-def test_ahead_of_time_compilation_is_not_supported_yet(options):
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        make(**options)
+def test_jit_refuses_ahead_of_time_options(options):
+    with pytest.raises(NotImplementedError, match="jit compiles just in time"):
+
+        @ninetoothed.jit(**options)
+        def kernel(x: Tensor(1).tile((64,)), y: Tensor(1).tile((64,))):
+            y = x  # noqa: F841
 
 
-def test_build_is_not_supported_yet():
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        ninetoothed.build(lambda: None, ())
+def test_output_dir_without_an_ahead_of_time_caller_is_refused():
+    with pytest.raises(TypeError, match="pass caller='cuda' too"):
+        make(output_dir=".")
+
+
+def test_build_refuses_an_empty_configuration_list():
+    with pytest.raises(ValueError, match="configs is empty"):
+        ninetoothed.build(lambda: None, (), kernel_name="nothing")
 
 
 def test_jit_with_options():

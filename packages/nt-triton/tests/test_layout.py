@@ -20,6 +20,7 @@ PUBLIC = {
     "nt_triton",
     "nt_triton.plugin",
     "nt_triton.knobs",
+    "nt_triton.aot",
     "nt_triton.cache",
     "nt_triton.tuner",
     "nt_triton.tuner.__main__",

@@ -67,6 +67,7 @@ class JaxAdapter(Adapter):
     tensor_types = (jax.Array, jax.ShapeDtypeStruct)
     """JAX arrays, tracers of them, and ``ShapeDtypeStruct`` (an output's shape and dtype)."""
     gpu_hint = "put them on a GPU"
+    writes_in_place = False
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, row-major strides, dtype name, device and data pointer.

@@ -98,6 +98,15 @@ class TorchAdapter(Adapter):
 
         return make(_reads(fastpath), miss)
 
+    def aot_reads(self) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
+        """What a C library's fast path reads of a tensor: the facts its checks depend on
+        (shape, strides, dtype, device), and its data pointer."""
+        return _aot_key, torch.Tensor.data_ptr
+
+    def current_stream(self, device: str) -> int:
+        """PyTorch's current stream on ``device`` (``torch.cuda.current_stream``), raw."""
+        return int(torch._C._cuda_getCurrentRawStream(cuda_index(device)))
+
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """``torch.cuda.device`` of the tensors' GPU, when it is not the current one."""
         index = cuda_index(device)
@@ -105,6 +114,10 @@ class TorchAdapter(Adapter):
             guard: AbstractContextManager[None] = torch.cuda.device(index)
             return guard
         return None
+
+
+def _aot_key(tensor: torch.Tensor) -> tuple[Any, ...]:
+    return (tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
 
 
 _DTYPE_NAMES: dict[torch.dtype, str] = {

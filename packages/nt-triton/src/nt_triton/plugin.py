@@ -17,11 +17,20 @@ if TYPE_CHECKING:
     import argparse
 
     from nt_triton._backend import TritonBackend
+    from nt_triton.aot import TritonBuilder
 
-__all__ = ["BACKEND_NAME", "ninetoothed_cli_commands", "ninetoothed_codegen_backend"]
+__all__ = [
+    "BACKEND_NAME",
+    "ninetoothed_ahead_of_time_builder",
+    "ninetoothed_cli_commands",
+    "ninetoothed_codegen_backend",
+]
 
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.runtime.plugins.codegen_backend`` asks for."""
+
+AHEAD_OF_TIME_CALLER = "cuda"
+"""The ``caller`` of ``make(..., caller="cuda")`` whose C libraries nt-triton builds."""
 
 
 @functools.cache
@@ -48,3 +57,13 @@ def ninetoothed_cli_commands(
     from nt_triton.cache import _cli
 
     _cli.add_commands(subparsers)
+
+
+@hookimpl
+def ninetoothed_ahead_of_time_builder(caller: str) -> TritonBuilder | None:
+    """Return the C-library builder when ``caller`` is ``"cuda"``, else ``None``."""
+    if caller != AHEAD_OF_TIME_CALLER:
+        return None
+    from nt_triton.aot import BUILDER
+
+    return BUILDER

@@ -28,6 +28,7 @@ from ninetoothed.arrangement._arithmetic import (
 )
 
 __all__ = [
+    "as_node",
     "Symbol",
     "SymbolLike",
     "binary",

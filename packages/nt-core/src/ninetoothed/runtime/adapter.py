@@ -74,6 +74,11 @@ class Adapter:
     """The framework's tensor types (subclasses count too)."""
 
     gpu_hint: ClassVar[str] = "move them to the GPU"
+
+    writes_in_place: ClassVar[bool] = True
+    """Whether kernels write into the tensors passed in (PyTorch, PaddlePaddle); a
+    functional framework's arrays are immutable (JAX), so C libraries, which write
+    through the pointers they get, refuse them."""
     """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
 
     guards_fast_path: ClassVar[bool] = False
@@ -108,6 +113,19 @@ class Adapter:
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """A context making ``device`` current for the launch, or None if it already is."""
         return None
+
+    def aot_reads(self) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
+        """What a C library's fast path reads of a tensor (:mod:`ninetoothed._aot.fast`):
+        a hashable key of the facts a call's checks depend on (shape, strides, dtype,
+        device), and the data pointer; default: :meth:`describe`'s."""
+        return (lambda obj: tuple(self.describe(obj)[:4])), (
+            lambda obj: self.describe(obj).data_ptr
+        )
+
+    def current_stream(self, device: str) -> int:
+        """The framework's current stream on ``device`` as a raw handle, for launchers
+        that take one explicitly (C libraries); default: :meth:`launch_stream`."""
+        return self.launch_stream(device)
 
     def launch_interpreted(self, kernel: GeneratedKernel, bound: BoundCall) -> None:
         """Launch through the backend's interpreter (default: hand the tensors as they are)."""

@@ -24,10 +24,13 @@ import pluggy
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
+    from ninetoothed.aot import BuildVariant, CLibrary
     from ninetoothed.spec.kernel_spec import KernelSpec
 
 __all__ = [
+    "AheadOfTimeBuilder",
     "CodegenBackend",
     "Configuration",
     "FrameworkAdapter",
@@ -216,6 +219,41 @@ class FrameworkAdapter(Protocol):
         """
 
 
+@runtime_checkable
+class AheadOfTimeBuilder(Protocol):
+    """Compiles kernels into a C library (``make(..., caller="cuda")``, ``build``).
+
+    nt-triton's builder answers to ``caller="cuda"``.  Both methods write into
+    ``output_dir`` (which exists) a header, a C source and a shared library, and
+    describe them (:class:`ninetoothed.aot.CLibrary`); ``target`` names the GPU
+    architecture (``"sm_90"``), or None for the current GPU's.
+    """
+
+    def stamp(self) -> str:
+        """Versions of what compiles (the builder, its compiler): part of the fingerprint
+        that decides whether a library on disk is still what a build would write.
+        Must be cheap (no compiler imported)."""
+
+    def make(
+        self, spec: KernelSpec, *, kernel_name: str, output_dir: Path, target: str | None
+    ) -> CLibrary:
+        """Compile one kernel; its launch function is ``launch_<kernel_name>``."""
+
+    def build(
+        self,
+        variants: Sequence[BuildVariant],
+        *,
+        key_names: Sequence[str],
+        kernel_name: str,
+        output_dir: Path,
+        target: str | None,
+    ) -> CLibrary:
+        """Compile every variant and a dispatcher ``launch_<kernel_name>`` that takes the
+        variants' tensors, then the key values (``int``, named ``key_names``), and
+        launches the variant of that key: where several share a key, the fastest on
+        representative inputs (timed now on the GPU; without one, the first)."""
+
+
 class NineToothedSpec:
     """Hook specifications; plugins implement them with :data:`hookimpl`."""
 
@@ -229,6 +267,13 @@ class NineToothedSpec:
     @hookspec(firstresult=True)
     def ninetoothed_framework_adapter(self, obj: object) -> FrameworkAdapter | None:
         """Return the adapter that recognises the host tensor ``obj``, or ``None``."""
+
+    @hookspec(firstresult=True)
+    def ninetoothed_ahead_of_time_builder(self, caller: str) -> AheadOfTimeBuilder | None:
+        """Return the builder of C libraries called from ``caller``, or ``None``.
+
+        nt-triton's answers to ``"cuda"`` (``make(..., caller="cuda")``).
+        """
 
     @hookspec
     def ninetoothed_call_guard(self) -> Callable[[], None] | None:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, get_type_hints
+from typing import Any, get_type_hints
 
-from ninetoothed.arrangement.names import renamed
-from ninetoothed.arrangement.symbol import Symbol, is_block_size
+from ninetoothed._aot.request import ahead_of_time_request
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.errors import ArrangementError, MetaOperationError
+from ninetoothed.errors import ArrangementError
 from ninetoothed.runtime import plugins
+from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.binding import canonical_call
 from ninetoothed.runtime.hookspecs import GeneratedKernel
-from ninetoothed.runtime.options import AHEAD_OF_TIME, check_options
+from ninetoothed.runtime.options import check_options
 from ninetoothed.spec._build import application_parameters, build_spec
 from ninetoothed.spec.kernel_spec import KernelSpec
 
@@ -155,85 +155,16 @@ def make(
     looping over the grid's programs; see ``docs/tuning.md``); ``kernel_name`` is
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
-    :func:`ninetoothed.runtime.options.check_options`).
+    :func:`ninetoothed.runtime.options.check_options`).  ``caller="cuda"`` (with
+    ``output_dir`` and ``target``) compiles ahead of time into a C library
+    and returns its Python callable (:mod:`ninetoothed.aot`, ``docs/aot.md``).
     """
+    ahead = ahead_of_time_request(options)
     name, options = check_options("make", name, options, ("name", "backend"))
-    for role, function in (("arrangement", arrangement), ("application", application)):
-        if not callable(function):
-            raise TypeError(f"make: {role} must be a function, got {type(function).__name__}")
-    tensors = tuple(tensors)
-    try:
-        arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
-    except MetaOperationError as error:
-        raise MetaOperationError(_named_by_arrangement(str(error), arrangement, tensors)) from error
-    if isinstance(arranged, Tensor):
-        arranged = (arranged,)
-    if not isinstance(arranged, (tuple, list)):
-        raise ArrangementError(
-            f"the arrangement {getattr(arrangement, '__name__', arrangement)} must return a "
-            f"tuple of tensors, got {type(arranged).__name__}"
-        )
-    sources = tuple(tensor for tensor in tensors if isinstance(tensor, Tensor))
-    spec = build_spec(application, sources, tuple(arranged), name=name, options=options)
+    spec = make_spec(arrangement, application, tensors, name, options)
+    if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
+        return ahead.make(spec)  # type: ignore[no-any-return]
     return Kernel(spec, backend)
-
-
-def _named_by_arrangement(
-    message: str, arrangement: Callable[..., Any], tensors: tuple[Any, ...]
-) -> str:
-    """``message`` with the tensors' generated names (``ninetoothed_tensor_7``) replaced
-    by the arrangement's parameters that received them, and the arrangement named."""
-    try:
-        parameters = list(inspect.signature(arrangement).parameters)
-    except (TypeError, ValueError):
-        parameters = []
-    labels = {
-        tensor.name: parameters[position] if position < len(parameters) else f"argument {position}"
-        for position, tensor in enumerate(tensors)
-        if isinstance(tensor, Tensor)
-    }
-    return f"{getattr(arrangement, '__qualname__', 'the arrangement')}: {renamed(message, labels)}"
-
-
-def named_block_sizes(arrangement: Callable[..., Any], positional: int = 0) -> dict[str, Symbol]:
-    """Meta symbols for the arrangement's parameters that default to ``block_size()``.
-
-    Each takes the parameter's name, so it is the same in every script and a
-    call can pin it by that name (``BLOCK_SIZE_M=64``).  Upstream names them
-    ``ninetoothed_BLOCK_SIZE_<n>`` and cannot pin them at call time; a
-    parameter given one default twice keeps them tied (the first name wins).
-    The first ``positional`` parameters are filled by the call's tensors (and
-    compile-time values), so they are left alone.
-    """
-    try:
-        parameters = inspect.signature(arrangement).parameters.values()
-    except (TypeError, ValueError):  # builtins, odd callables: keep their defaults
-        return {}
-    renamed: dict[int, Symbol] = {}
-    values: dict[str, Symbol] = {}
-    filled = 0  # parameters the call's positional values take
-    for parameter in parameters:
-        if parameter.kind is parameter.VAR_POSITIONAL:
-            filled = positional  # ``*tensors`` takes every positional value left
-            continue
-        if parameter.kind is not parameter.KEYWORD_ONLY and filled < positional:
-            filled += 1
-            continue
-        default = parameter.default
-        if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-            continue
-        if not is_block_size(default) or not parameter.name.isidentifier():
-            continue
-        if id(default) not in renamed:
-            renamed[id(default)] = Symbol(
-                parameter.name,
-                meta=True,
-                lower_bound=default.lower_bound,
-                upper_bound=default.upper_bound,
-                power_of_two=True,
-            )
-        values[parameter.name] = renamed[id(default)]
-    return values
 
 
 def jit(
@@ -274,10 +205,41 @@ def jit(
     return decorate(func) if func is not None else decorate
 
 
-def build(*args: Any, **kwargs: Any) -> NoReturn:
-    """Upstream's ahead-of-time build: not supported yet (raises :class:`NotImplementedError`).
+def build(
+    premake: Callable[..., Any],
+    configs: Any,
+    *,
+    meta_parameters: Sequence[str] | None = None,
+    caller: str | None = None,
+    kernel_name: str | None = None,
+    output_dir: Any = None,
+    lazy: bool = False,
+    target: str | int | None = None,
+) -> Any:
+    """Build ``premake``'s kernel for every configuration into one C library.
 
-    Kernels are generated by :func:`make` or :func:`jit` and compiled on their
-    first call.
+    ``configs`` holds ``(args, kwargs, compilation_configs)`` triples: ``args``
+    and ``kwargs`` go to ``premake``, ``compilation_configs`` (``num_warps``,
+    ``num_stages``) to ``make``.  ``meta_parameters`` names ``premake``'s
+    parameters that only change speed: they, and the compilation
+    configurations, are tuned per key of the other parameters on the GPU at
+    build time (without a GPU: the first configuration of each key).
+    ``caller`` is ``"cuda"`` (the default), ``kernel_name`` the library's
+    name (``launch_<kernel_name>``, ``<kernel_name>.so``), ``output_dir`` where
+    it goes (created if missing; default ``ninetoothed.generation.CACHE_DIR``),
+    ``target`` the GPU architecture (``"sm_90"``; default: the current GPU's).
+    ``lazy=True`` builds at the first call.  Returns the library's Python
+    callable: ``kernel(*tensors, *key_values)``.
     """
-    raise NotImplementedError(f"build: {AHEAD_OF_TIME}")
+    from ninetoothed._aot.build import build as build_library
+
+    return build_library(
+        premake,
+        configs,
+        meta_parameters=meta_parameters,
+        caller=caller,
+        kernel_name=kernel_name,
+        output_dir=output_dir,
+        lazy=lazy,
+        target=target,
+    )

@@ -25,6 +25,7 @@ import pluggy
 from ninetoothed.errors import AdapterNotFoundError, BackendNotFoundError, LaunchError
 from ninetoothed.runtime.hookspecs import (
     PROJECT_NAME,
+    AheadOfTimeBuilder,
     CodegenBackend,
     FrameworkAdapter,
     NineToothedSpec,
@@ -32,6 +33,7 @@ from ninetoothed.runtime.hookspecs import (
 
 __all__ = [
     "adapter_for",
+    "ahead_of_time_builder",
     "adapter_for_arguments",
     "call_guard",
     "codegen_backend",
@@ -200,6 +202,28 @@ def codegen_backend(name: str = "triton") -> CodegenBackend:
         known = ", ".join(f"{n!r} (in {d})" for n, d in _BACKEND_DISTRIBUTIONS.items())
         message = f"no code-generation backend {name!r} is installed; known backends: {known}"
     raise BackendNotFoundError(message)
+
+
+_AHEAD_OF_TIME_CALLERS: dict[str, str] = {"cuda": "nt-triton"}
+"""Callers of ahead-of-time libraries, and the distribution whose builder serves each."""
+
+
+def ahead_of_time_builder(caller: str) -> AheadOfTimeBuilder:
+    """Return the builder of C libraries for ``caller`` (``"cuda"``).
+
+    Raises :class:`~ninetoothed.errors.BackendNotFoundError`, naming the
+    distribution to install, when no plugin provides one.
+    """
+    hook = plugin_manager().hook.ninetoothed_ahead_of_time_builder
+    builder: AheadOfTimeBuilder | None = hook(caller=caller)
+    if builder is not None:
+        return builder
+    distribution = _AHEAD_OF_TIME_CALLERS.get(caller)
+    what = f"no ahead-of-time builder for caller={caller!r}"
+    if distribution is not None:
+        raise BackendNotFoundError(f"{what} is installed: install the {distribution} distribution")
+    known = ", ".join(f"{c!r} (in {d})" for c, d in _AHEAD_OF_TIME_CALLERS.items())
+    raise BackendNotFoundError(f"{what}; known callers: {known}")
 
 
 def adapter_for(obj: object) -> FrameworkAdapter:

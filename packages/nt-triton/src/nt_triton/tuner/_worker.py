@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +28,25 @@ _MODULES: dict[str, Any] = _memos.register({}, "nt_triton.tuner._worker._MODULES
 """This worker's kernel modules, by source file."""
 
 
-def run(job: dict[str, Any]) -> dict[str, Any]:
-    """Compile one job; the answer says how long it took and how much shared memory it uses."""
+def compiled(job: dict[str, Any], function: Any = None) -> Any:
+    """The ``CompiledKernel`` of one job (``function``: the kernel, else loaded from the
+    job's path)."""
     from triton.backends.compiler import GPUTarget
 
     from nt_triton.cache import _sources as sources
 
-    path = job["path"]
-    module = _MODULES.get(path)
-    if module is None:
-        module = _MODULES[path] = sources.load(Path(path), {})
-    function = getattr(module, job["name"])
+    if function is None:
+        path = job["path"]
+        module = _MODULES.get(path)
+        if module is None:
+            module = _MODULES[path] = sources.load(Path(path), {})
+        function = getattr(module, job["name"])
     specialisation = Specialisation(
         tuple(tuple(item) for item in job["signature"]),
         tuple(tuple(item) for item in job["constexprs"]),
         tuple(tuple(item) for item in job["attrs"]),
     )
-    began = time.perf_counter()
-    kernel = compile_kernel(
+    return compile_kernel(
         function,
         specialisation,
         GPUTarget(*job["target"]),
@@ -52,6 +54,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         job["num_stages"],
         job.get("maxnreg"),
     )
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    """Compile one job; the answer says how long it took and how much shared memory it uses."""
+    began = time.perf_counter()
+    kernel = compiled(job)
     return {
         "ok": True,
         "seconds": time.perf_counter() - began,
@@ -59,17 +67,23 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    """Serve jobs until stdin closes."""
+def serve(answer_to: Callable[[dict[str, Any]], dict[str, Any]], limit: int = 4000) -> None:
+    """Answer jobs read from stdin with ``answer_to`` until stdin closes (failures are
+    answers too, their message cut to ``limit`` characters)."""
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # anything printed while compiling goes to stderr, not the protocol
     for line in sys.stdin:
         try:
-            answer = run(json.loads(line))
+            answer = answer_to(json.loads(line))
         except BaseException as error:  # noqa: BLE001 - every failure is an answer
-            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"[:4000]}
+            answer = {"ok": False, "error": f"{type(error).__name__}: {error}"[-limit:]}
         protocol.write(json.dumps(answer) + "\n")
         protocol.flush()
+
+
+def main() -> None:
+    """Serve jobs until stdin closes."""
+    serve(run)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,223 @@
+"""Ahead-of-time libraries against the floors: host cost per call, device-time parity, builds.
+
+    python benchmarks/aot.py [--out DIR]          # on a GPU machine
+
+Measures, on one GPU, in one run (numbers with ratios, as Markdown, and JSON
+in ``--out``):
+
+* **C host cost**: ``benchmarks/aot_host.c``, compiled here against an
+  ``add`` library, times ``launch_add`` from C (microseconds of host time per
+  call, the full call and the checks alone).  Floor: at most 4 us per call.
+* **Python host cost**: the library's Python callable against ``torch.add``
+  (``out=``), per call, on the same 4096-element tensors.  Floor: no more
+  than ``torch.add``.
+* **Device time**: add (2^24 float16), mm (4096^3 float16) and attention
+  (4 x 16 x 2048 x 64 float16), each made just in time and ahead of time with
+  the same configuration, timed with CUDA events.  Floor: within 2 %.
+* **Builds**: a tuned mm build (24 configurations, three dtypes) from
+  nothing, and the unchanged rebuild (floor: at most 1 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+
+from report import markdown  # noqa: E402
+from support import aot_gpu as g  # noqa: E402
+
+import ninetoothed  # noqa: E402
+from nt_triton.aot import _cc  # noqa: E402
+
+
+def c_host(directory: Path) -> dict[str, float]:
+    """Microseconds of host time per ``launch_add`` from C (full call, checks alone)."""
+    program = directory / "aot_host"
+    command = [
+        *_cc.compiler(),
+        "-O2",
+        f"-I{directory}",
+        f"-I{_cc.cuda_include()}",
+        str(HERE / "aot_host.c"),
+        str(directory / "add.so"),
+        "-l:libcuda.so.1",
+        f"-Wl,-rpath,{directory}",
+        "-o",
+        str(program),
+    ]
+    subprocess.run(command, check=True)
+    full, checks = map(float, subprocess.check_output([str(program)], text=True).split())
+    return {"c_call_us": full, "c_checks_us": checks}
+
+
+def _per_call(call, count: int = 2000, rounds: int = 7) -> float:
+    """Median microseconds of host time per call (the queue drained between rounds)."""
+    times = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        began = time.perf_counter()
+        for _ in range(count):
+            call()
+        times.append((time.perf_counter() - began) / count * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(times[1:])
+
+
+def python_host(add) -> dict[str, float]:
+    """Microseconds per call: the library's Python callable and ``torch.add``."""
+    x, y, z = (torch.randn(4096, device="cuda") for _ in range(3))
+    aot = _per_call(lambda: add(x, y, z))
+    reference = _per_call(lambda: torch.add(x, y, out=z))
+    return {"python_aot_us": aot, "torch_add_us": reference, "python_ratio": aot / reference}
+
+
+def _device_ms(call, repeat: int = 50, rounds: int = 5) -> float:
+    """Median milliseconds of device time per call (CUDA events)."""
+    for _ in range(5):
+        call()
+    times = []
+    for _ in range(rounds):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeat):
+            call()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / repeat)
+    return statistics.median(times)
+
+
+def _both(directory: Path, name: str, arrangement, application, tensors, **options):
+    jit = ninetoothed.make(arrangement, application, tensors(), **options)
+    aot = ninetoothed.make(
+        arrangement,
+        application,
+        tensors(),
+        caller="cuda",
+        kernel_name=name,
+        output_dir=directory,
+        **options,
+    )
+    return jit, aot
+
+
+def device_parity(directory: Path) -> list[dict[str, float | str]]:
+    """JIT and AOT device times of three kernels with the same configuration."""
+    half = ninetoothed.float16
+    cases = []
+    add = _both(
+        directory,
+        "add_parity",
+        functools.partial(g.add_arrangement, block_size=1024),
+        g.add_application,
+        lambda: g.add_tensors(half),
+        num_warps=4,
+    )
+    n = 1 << 24
+    x, y, z = (torch.randn(n, device="cuda", dtype=torch.float16) for _ in range(3))
+    cases.append(("add 2^24", add, (x, y, z)))
+    arrangement, application, tensors = g.mm_premake(half, 128, 128, 32)
+    mm = _both(
+        directory,
+        "mm_parity",
+        arrangement,
+        application,
+        lambda: g.mm_premake(half)[2],
+        num_warps=8,
+        num_stages=3,
+    )
+    a, b, c = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(3))
+    cases.append(("mm 4096^3", mm, (a, b, c)))
+    attention = _both(
+        directory,
+        "attention_parity",
+        g.attention_arrangement,
+        g.attention_application,
+        lambda: g.attention_tensors(half),
+        num_warps=4,
+    )
+    q, k, v, o = (
+        torch.randn(4, 16, 2048, 64, device="cuda", dtype=torch.float16) for _ in range(4)
+    )
+    cases.append(("attention 4x16x2048x64", attention, (q, k, v, 0.125, o)))
+    rows: list[dict[str, float | str]] = []
+    for label, kernels, arguments in cases:
+        jit_ms, aot_ms = (_device_ms(functools.partial(k, *arguments)) for k in kernels)
+        rows.append({"kernel": label, "jit_ms": jit_ms, "aot_ms": aot_ms, "ratio": aot_ms / jit_ms})
+    return rows
+
+
+def builds(directory: Path) -> dict[str, float]:
+    """Seconds of a tuned mm build from nothing, and of the unchanged rebuild."""
+    meta = ("block_size_m", "block_size_n", "block_size_k")
+    times = []
+    for _ in range(2):
+        began = time.perf_counter()
+        ninetoothed.build(
+            g.mm_premake,
+            g.mm_configs(),
+            meta_parameters=meta,
+            kernel_name="mm_build",
+            output_dir=directory / "build",
+        )
+        times.append(time.perf_counter() - began)
+    return {"mm_build_s": times[0], "mm_rebuild_s": times[1]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=None)
+    arguments = parser.parse_args()
+    directory = Path(tempfile.mkdtemp(prefix="ninetoothed-aot-bench-"))
+    add = ninetoothed.make(
+        g.add_arrangement,
+        g.add_application,
+        g.add_tensors(ninetoothed.float32),
+        caller="cuda",
+        kernel_name="add",
+        output_dir=directory,
+    )
+    results: dict[str, object] = {"device": torch.cuda.get_device_name()}
+    results.update(c_host(directory))
+    results.update(python_host(add))
+    results["parity"] = device_parity(directory)
+    results.update(builds(directory))
+    print(f"# Ahead-of-time libraries on {results['device']}\n")
+    host = [
+        ["C call (launch_add, 4096 floats)", f"{results['c_call_us']:.2f} us", "<= 4 us"],
+        ["C checks alone (empty grid)", f"{results['c_checks_us']:.2f} us", ""],
+        [
+            "Python callable",
+            f"{results['python_aot_us']:.2f} us",
+            f"torch.add: {results['torch_add_us']:.2f} us (ratio {results['python_ratio']:.2f})",
+        ],
+        ["mm build (24 configurations)", f"{results['mm_build_s']:.1f} s", ""],
+        ["unchanged rebuild", f"{results['mm_rebuild_s']:.3f} s", "<= 1 s"],
+    ]
+    print(markdown(["what", "measured", "floor / baseline"], host))
+    print()
+    parity = [
+        [str(r["kernel"]), f"{r['jit_ms']:.4f}", f"{r['aot_ms']:.4f}", f"{r['ratio']:.3f}"]
+        for r in results["parity"]
+    ]  # type: ignore[attr-defined]
+    print(markdown(["kernel", "JIT (ms)", "AOT (ms)", "AOT/JIT (floor <= 1.02)"], parity))
+    if arguments.out is not None:
+        arguments.out.mkdir(parents=True, exist_ok=True)
+        (arguments.out / "aot.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

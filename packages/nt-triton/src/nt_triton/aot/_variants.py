@@ -1,0 +1,247 @@
+"""The specialisations a C library holds of one kernel, and which call each serves.
+
+A just-in-time call compiles the kernel for exactly the call's facts: the
+host's constexpr flags (64-bit offsets, layout flags, size alignments) and
+Triton's own specialisation of the arguments (pointers aligned to 16 bytes,
+ints divisible by 16, ints equal to 1 made constant).  A C library cannot
+compile at call time, so it holds a short chain of specialisations, most
+specific first, each with the condition under which it computes exactly
+what the call needs; the launcher takes the first whose condition holds:
+
+1. ``dense``: 32-bit offsets, layout flags on, tile-aligned sizes, pointers
+   aligned, every tensor's innermost stride 1, every other size and stride
+   divisible by 16 (what a just-in-time call of contiguous tensors with sizes
+   like 4096 compiles);
+2. the same with sizes and strides of any value;
+3. ... and sizes that are not multiples of the tiles (masked edges);
+4. ... and tensors whose dimensions do not lie as one block (slices);
+5. ``general``: any 32-bit call (nothing assumed of pointers or strides);
+6. ``wide``: 64-bit offsets, nothing assumed: serves every call.
+
+Fields that cannot matter for a kernel (no layout flags, no size alignments,
+no pointers) are dropped and duplicates removed, so small kernels hold two or
+three specialisations.  Each is compiled with the same meta values and launch
+options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ninetoothed.arrangement.dtype import DataType, triton_type_name
+from ninetoothed.arrangement.symbol import next_power_of_two
+from ninetoothed.errors import CodegenError
+from nt_triton.aot._bridge import (
+    KernelDescription,
+    KernelParameter,
+    ParameterKind,
+    Specialisation,
+    specialisation,
+)
+
+__all__ = ["CHAIN", "Variant", "Plan", "plans", "scalar_types"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What a specialisation assumes of a call (see the module docstring)."""
+
+    wide: bool
+    """64-bit offsets (sizes and strides passed as 64-bit ints)."""
+    layout: bool
+    """Every layout flag on."""
+    tiles: bool
+    """Size alignments at their tiles (tile range checks gone)."""
+    aligned: bool
+    """Every data pointer a multiple of 16 bytes."""
+    unit: bool
+    """Every tensor's innermost stride (where the kernel takes it) is 1, a constant."""
+    divisible: bool
+    """Every size and stride passed is divisible by 16."""
+
+    def describe(self) -> str:
+        """``"32-bit, layout, tiles, aligned, unit, divisible"``: what messages print."""
+        facts = ["64-bit" if self.wide else "32-bit"]
+        facts += [
+            name
+            for name in ("layout", "tiles", "aligned", "unit", "divisible")
+            if getattr(self, name)
+        ]
+        return ", ".join(facts)
+
+
+CHAIN = (
+    Variant(False, True, True, True, True, True),
+    Variant(False, True, True, True, True, False),
+    Variant(False, True, False, True, True, False),
+    Variant(False, False, False, True, True, False),
+    Variant(False, False, False, False, False, False),
+    Variant(True, False, False, False, False, False),
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One specialisation of a kernel: how it is compiled and what the launcher passes."""
+
+    variant: Variant
+    specialisation: Specialisation
+    passed: tuple[KernelParameter, ...]
+    """The parameters the compiled kernel takes, in order (constexprs are compiled in)."""
+    constants: dict[str, Any]
+    """The compiled-in value of every constexpr parameter, by name."""
+
+
+def scalar_types(dtype: Any) -> tuple[str, str]:
+    """``(Triton type, C type of the host value)`` of a scalar parameter of ``dtype``.
+
+    Floating-point scalars (and undeclared ones) are ``fp32`` in the kernel, as a
+    Python float is in a just-in-time call, and a ``double`` in host memory, as
+    upstream's libraries read them; integers keep their declared type.
+    """
+    name = dtype.name if isinstance(dtype, DataType) else "float32"
+    types = _SCALARS.get(name)
+    if types is None:
+        raise CodegenError(f"a scalar of dtype {name} cannot be passed to a C library's kernel")
+    return types
+
+
+_SCALARS = {
+    "float16": ("fp32", "double"),
+    "bfloat16": ("fp32", "double"),
+    "float32": ("fp32", "double"),
+    "float64": ("fp32", "double"),
+    "bool": ("u1", "uint8_t"),
+    "int8": ("i32", "int8_t"),
+    "int16": ("i32", "int16_t"),
+    "int32": ("i32", "int32_t"),
+    "int64": ("i64", "int64_t"),
+    "uint8": ("i32", "uint8_t"),
+    "uint16": ("i32", "uint16_t"),
+    "uint32": ("u32", "uint32_t"),
+    "uint64": ("u64", "uint64_t"),
+}
+
+
+def plans(description: KernelDescription) -> list[Plan]:
+    """The kernel's specialisations, most specific first (the last serves every call)."""
+    signature = description.signature
+    relevant = {
+        "layout": bool(signature.of_kind(ParameterKind.LAYOUT_FLAG)),
+        "tiles": any(description.alignment_tiles.values()),
+        "aligned": bool(signature.pointers),
+        "unit": bool(_innermost_strides(description)),
+        "divisible": bool(
+            signature.of_kind(ParameterKind.SIZE) + signature.of_kind(ParameterKind.STRIDE)
+        ),
+    }
+    chain: list[Variant] = []
+    for variant in CHAIN:
+        variant = replace(variant, **{k: getattr(variant, k) and v for k, v in relevant.items()})
+        if variant not in chain:
+            chain.append(variant)
+    result = [_plan(description, variant) for variant in chain]
+    return [plan for plan in result if not _covered(description, plan, result)]
+
+
+def _covered(description: KernelDescription, plan: Plan, plans: list[Plan]) -> bool:
+    """Whether ``plan`` serves no call an earlier one does not: it assumes tiles but not
+    divisibility, and every int it passes is a size whose tiles are multiples of 16 (a
+    size that is a multiple of its tile is then divisible by 16 too)."""
+    variant = plan.variant
+    if not variant.tiles or variant.divisible:
+        return False
+    dense = replace(variant, divisible=True)
+    if not any(other.variant == dense for other in plans):
+        return False
+    aligned = {
+        str(p.expression): min(description.alignment_tiles.get(p.name) or (0,))
+        for p in description.signature.of_kind(ParameterKind.SIZE_ALIGNMENT)
+    }
+    return all(
+        p.kind is ParameterKind.SIZE and aligned.get(p.name, 0) >= 16
+        for p in plan.passed
+        if p.kind in (ParameterKind.SIZE, ParameterKind.STRIDE)
+    )
+
+
+def _innermost_strides(description: KernelDescription) -> set[str]:
+    """The stride parameters of each tensor's innermost dimension."""
+    tensors = description.spec.tensor_parameters
+    return {
+        p.name
+        for p in description.signature.of_kind(ParameterKind.STRIDE)
+        if p.tensor_index is not None and p.dim == tensors[p.tensor_index].source.ndim - 1
+    }
+
+
+def _plan(description: KernelDescription, variant: Variant) -> Plan:
+    """How ``variant`` is compiled: each parameter's type or constant value."""
+    spec = description.spec
+    tensors = spec.tensor_parameters
+    scalars = {p.name: p for p in spec.scalar_parameters}
+    innermost = _innermost_strides(description)
+    integer = "i64" if variant.wide else "i32"
+    types: list[tuple[str, str]] = []
+    constants: dict[str, Any] = {}
+    divisible: set[int] = set()
+    passed = []
+    for index, parameter in enumerate(description.signature):
+        name, kind = parameter.name, parameter.kind
+        if parameter.constexpr or (
+            kind is ParameterKind.STRIDE and variant.unit and name in innermost
+        ):
+            constants[name] = _constant(description, variant, parameter, scalars)
+            types.append((name, "constexpr"))
+            continue
+        if kind is ParameterKind.POINTER:
+            assert parameter.tensor_index is not None
+            dtype = tensors[parameter.tensor_index].source.dtype
+            types.append((name, "*" + triton_type_name(DataType(dtype).name)))
+            if variant.aligned:
+                divisible.add(index)
+        elif kind in (ParameterKind.SIZE, ParameterKind.STRIDE):
+            types.append((name, integer))
+            if variant.divisible:
+                divisible.add(index)
+        elif kind is ParameterKind.SCALAR:
+            types.append((name, scalar_types(scalars[name].source.dtype)[0]))
+        else:
+            raise CodegenError(
+                f"{spec.name}: its kernel takes {name!r} ({kind.value}) from the caller at run "
+                "time, which a C library's launch function has no place for"
+            )
+        passed.append(parameter)
+    return Plan(variant, specialisation(types, constants, divisible), tuple(passed), constants)
+
+
+def _constant(
+    description: KernelDescription,
+    variant: Variant,
+    parameter: KernelParameter,
+    scalars: dict[str, Any],
+) -> Any:
+    """The value ``variant`` compiles in for a constexpr parameter."""
+    name, kind = parameter.name, parameter.kind
+    if kind is ParameterKind.STRIDE:
+        return 1
+    if kind is ParameterKind.INT64_FLAG:
+        return variant.wide
+    if kind is ParameterKind.LAYOUT_FLAG:
+        return variant.layout
+    if kind is ParameterKind.SIZE_ALIGNMENT:
+        tiles = description.alignment_tiles.get(name, ())
+        return max(tiles) if variant.tiles and tiles else 1
+    if kind is ParameterKind.META:
+        return description.meta[name]
+    if kind is ParameterKind.SCALAR:
+        return scalars[name].source.value
+    if kind is ParameterKind.PADDED_SIZE and isinstance(parameter.expression, int):
+        return next_power_of_two(parameter.expression)
+    raise CodegenError(
+        f"{description.spec.name}: {name!r} ({kind.value}) depends on sizes known only at run "
+        "time (a tile as large as a dimension of run-time size is padded per call); a C "
+        "library needs it fixed: give that dimension a literal size (Tensor(shape=(..., "
+        "1024))), or build one variant per size with ninetoothed.build"
+    )

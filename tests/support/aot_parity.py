@@ -1,0 +1,174 @@
+"""The C launcher against the just-in-time host code, call by call (stand-in driver).
+
+For one call (shapes, strides, pointers, scalars) :func:`check` runs the
+just-in-time kernel's host function (``generated.prepare``) and the C library's
+launch function, and compares: the same refusal, or the same grid, the
+arguments the chosen specialisation passes equal to the host's, and the chosen
+specialisation the first of the chain whose assumptions the host's values
+satisfy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ninetoothed._aot.kernel import load_library
+from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.hookspecs import TensorInfo
+from nt_triton.aot import _bridge, _variants
+from nt_triton.aot._bridge import ParameterKind
+from support.aot import FakeCuda, binaries, scalar, tensor
+
+
+def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, name: str) -> Any:
+    """``make(..., caller="cuda")`` for sm_90 into ``directory``."""
+    import ninetoothed
+
+    return ninetoothed.make(
+        arrangement,
+        application,
+        tensors,
+        caller="cuda",
+        kernel_name=name,
+        output_dir=directory,
+        target="sm_90",
+    )
+
+
+class Harness:
+    """A kernel made both ways, with what comparing them needs."""
+
+    def __init__(self, aot: Any, jit: Any, fake: FakeCuda) -> None:
+        self.aot, self.jit, self.fake = aot, jit, fake
+        self.description = _bridge.describe(aot.spec)
+        self.plans = _variants.plans(self.description)
+        self.cubins = binaries(aot.library.source)
+        self.function = getattr(load_library(aot.library.library), aot.library.function)
+        self.last_error = load_library(aot.library.library).ninetoothed_last_error
+        self.last_error.restype = ctypes.c_char_p
+
+    def call_c(self, arguments: Sequence[Any]) -> int:
+        """The launch function on NineToothedTensor ``arguments`` (stream 0)."""
+        return int(self.function(ctypes.c_void_p(0), *arguments))
+
+    def check(
+        self,
+        shapes: Sequence[Sequence[int]],
+        strides: Sequence[Sequence[int] | None] | None = None,
+        pointers: Sequence[int] | None = None,
+        scalars: dict[str, float] | None = None,
+    ) -> int | None:
+        """Compare one call; returns the index of the specialisation launched (None: refused)."""
+        spec = self.aot.spec
+        strides = strides or [None] * len(shapes)
+        pointers = pointers or [0x100000 * (i + 1) for i in range(len(shapes))]
+        made = [tensor(p, s, st) for p, s, st in zip(pointers, shapes, strides)]
+        infos = [
+            TensorInfo(tuple(s), tuple(m.strides[d] for d in range(len(s))), "float32", "cuda:0", p)
+            for s, m, p in zip(shapes, made, pointers)
+        ]
+        scalars = dict(scalars or {})
+        arguments, jit_error = [], None
+        iterator = iter(made)
+        for parameter in spec.parameters:
+            if parameter.is_scalar:
+                arguments.append(scalar(scalars.get(parameter.name, 0.0)))
+            else:
+                arguments.append(next(iterator))
+        try:
+            _bound_checks(spec, shapes)
+            plan = self.jit.generated.prepare(infos, list(pointers), scalars)
+            grid = plan.grid(dict(self.description.meta)) if callable(plan.grid) else plan.grid
+        except LaunchError as error:
+            jit_error = error
+        launches = self.fake.get("fake_launches")
+        status = self.call_c(arguments)
+        if jit_error is not None:
+            message = self.last_error().decode()
+            assert status == 3, (status, message, jit_error)
+            return None
+        expected_programs = math.prod(grid)
+        if expected_programs == 0:
+            assert status == 0 and self.fake.get("fake_launches") == launches
+            return None
+        assert status == 0, self.last_error()
+        assert self.fake.get("fake_launches") == launches + 1
+        launch = self.fake.launch()
+        assert launch["grid"] == (expected_programs, 1, 1)
+        host = dict(zip((p.name for p in self.jit.generated.signature.host), plan.arguments))
+        expected = self._expected(host, pointers)
+        chosen = self._chosen(launch["module"], expected)
+        plan_ = self.plans[chosen]
+        types = [
+            ".u64" if p.kind is ParameterKind.POINTER else _ptx(plan_, p) for p in plan_.passed
+        ]
+        recorded = self.fake.parameters(types)
+        for parameter, value in zip(plan_.passed, recorded):
+            want = host[parameter.name]
+            if parameter.kind is ParameterKind.SCALAR:
+                assert abs(value - want) <= 1e-6 * max(1.0, abs(want)), (
+                    parameter.name,
+                    value,
+                    want,
+                )
+            else:
+                assert value == want, (parameter.name, value, want)
+        assert chosen == expected, (chosen, expected)
+        return chosen
+
+    def _chosen(self, module: int, expected: int) -> int:
+        """The specialisation launched: ``expected`` if its binary is the one (two
+        specialisations may compile to the same binary), else the first that is."""
+        image = self.fake.image(module)
+        matches = [i for i, cubin in enumerate(self.cubins) if cubin == image]
+        assert matches, "the launched binary is none of the library's"
+        return expected if expected in matches else matches[0]
+
+    def _expected(self, host: dict[str, Any], pointers: Sequence[int]) -> int:
+        """The first specialisation whose assumptions hold for the host's values."""
+        signature = self.description.signature
+        for index, plan in enumerate(self.plans):
+            if _serves(plan, host, signature, pointers):
+                return index
+        raise AssertionError("no specialisation serves the call")
+
+
+def _bound_checks(spec: Any, shapes: Sequence[Sequence[int]]) -> None:
+    """What ``bind_call`` checks of shapes: declared sizes, sizes the arrangement ties."""
+    for parameter, shape in zip(spec.tensor_parameters, shapes):
+        for dim, size in enumerate(parameter.source.shape):
+            if isinstance(size, int) and shape[dim] != size:
+                raise LaunchError("a declared size differs")
+    for agreement in spec.agreements:
+        sizes = {shapes[t][d] for t, d in agreement.dims}
+        if len(sizes) > 1:
+            raise LaunchError("sizes the arrangement ties differ")
+
+
+def _ptx(plan: Any, parameter: Any) -> str:
+    if parameter.kind is ParameterKind.SCALAR:
+        return ".f32"
+    return ".u64" if plan.variant.wide else ".u32"
+
+
+def _serves(plan: Any, host: dict[str, Any], signature: Any, pointers: Sequence[int]) -> bool:
+    variant = plan.variant
+    ints = [p for p in plan.passed if p.kind in (ParameterKind.SIZE, ParameterKind.STRIDE)]
+    if not variant.wide and (
+        host[_bridge.naming.INT64_FLAG] or any(not -(2**31) <= host[p.name] < 2**31 for p in ints)
+    ):
+        return False
+    for name, value in plan.constants.items():
+        kind = signature.by_name[name].kind
+        if kind is ParameterKind.LAYOUT_FLAG and value and not host[name]:
+            return False
+        if kind is ParameterKind.SIZE_ALIGNMENT and host[name] % value:
+            return False
+        if kind is ParameterKind.STRIDE and host[name] != 1:
+            return False
+    if variant.aligned and any(p % 16 for p in pointers):
+        return False
+    return not (variant.divisible and any(host[p.name] % 16 for p in ints))
