@@ -108,7 +108,8 @@ def test_a_cleared_cache_is_filled_again(root: Path) -> None:
     cache.clear()
     kernel = make_kernel()
     assert Path(kernel.source_path).exists()
-    x = torch.arange(8, dtype=torch.float32)
+    device = "cuda" if os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+    x = torch.arange(8, dtype=torch.float32, device=device)
     y = torch.full_like(x, float("nan"))
     kernel(x, y)
     torch.testing.assert_close(y, x * 3)

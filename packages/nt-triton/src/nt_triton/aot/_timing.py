@@ -151,15 +151,17 @@ def _milliseconds(driver: Any, launch: Any, arguments: Sequence[Any]) -> float:
         elapsed_time = driver.cuEventElapsedTime
     times: list[float] = []
     count = 1
+    sized = False
     try:
-        for _ in range(7):
+        while len(times) < 7:
             _check(driver.cuEventRecord(start, stream), "cuEventRecord")
             for _ in range(count):
                 launch(stream, *arguments)
             _check(driver.cuEventRecord(stop, stream), "cuEventRecord")
             _check(driver.cuEventSynchronize(stop), "cuEventSynchronize")
             _check(elapsed_time(ctypes.byref(elapsed), start, stop), "elapsed time")
-            if not times and elapsed.value < 1.0:  # the first round sizes the others
+            if not sized:  # the first round only sizes the others (about 2 ms each)
+                sized = True
                 count = max(1, min(1000, int(2.0 / max(elapsed.value, 1e-3))))
                 continue
             times.append(elapsed.value / count)
