@@ -46,7 +46,19 @@ CPU_REQUIREMENTS = [
 
 LINT_REQUIREMENTS = ["ruff==0.17.6", "mypy==2.4.1"]
 
-DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocstrings[python]==1.0.8", "mkdocstrings-python==2.0.11"]
+DOCS_REQUIREMENTS = [
+    "mkdocs==1.6.1",
+    "mkdocstrings[python]==1.0.8",
+    "mkdocstrings-python==2.0.11",
+    # The tutorials' pictures: the build hook (tools/mkdocs_hooks.py) runs the
+    # pages' drawing code, which makes kernels (nt-core, nt-triton) and draws.
+    "matplotlib",
+    "triton",
+    "setuptools>=77",
+    # tests/docs/test_docs_build.py: a broken link or an unlisted page fails the build.
+    "pytest",
+    "pytest-timeout",
+]
 """The documentation site's tools; mkdocstrings reads the sources statically,
 so the frameworks are not installed."""
 
@@ -80,7 +92,7 @@ def isolate(session: nox.Session) -> None:
 def install_cpu_stack(session: nox.Session) -> None:
     """Install the CPU frameworks, the test tools and the five packages (editable)."""
     isolate(session)
-    session.install("setuptools>=64", *CPU_REQUIREMENTS)
+    session.install("setuptools>=77", *CPU_REQUIREMENTS)
     # One pip command for all five, so each one's dependency on the others
     # (nt-core==0.1.0, which is not on PyPI) resolves to the local copy.
     editable = [arg for package in PACKAGES for arg in ("-e", f"packages/{package}")]
@@ -113,13 +125,26 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
+MKDOCS_BUILD = ("mkdocs", "build", "--strict")
+"""The site's build: ``--strict`` turns every warning into a failure (not
+``--quiet``, which would hide the warnings that failed it)."""
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the guides and the API reference into site/ (warnings fail the build)."""
+    """Build the guide, tutorials and API reference into site/ (any warning fails)."""
     isolate(session)
     session.install(*DOCS_REQUIREMENTS)
-    session.run("mkdocs", "build", "--strict", "--quiet")
+    session.install("--no-build-isolation", "--no-deps", "-e", "packages/nt-core", "-e",
+                    "packages/nt-triton", "pluggy", "numpy")  # fmt: skip
+    session.run(*MKDOCS_BUILD)
     session.run("python", "tools/check_api_docs.py", "site")
+    # The build's strictness is itself tested: a broken link and a page left out
+    # of the navigation must each fail MKDOCS_BUILD (tests/docs/test_docs_build.py).
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+        "tests/docs/test_docs_build.py",
+    )  # fmt: skip
 
 
 @nox.session
