@@ -147,6 +147,34 @@ def docs(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+PACKAGE_REQUIREMENTS = ["build", "twine>=6.1", "readme-renderer[md]", "setuptools>=77"]
+"""Building and checking the distributions (twine 6.1 reads metadata 2.4's licence
+expressions; readme-renderer[md] renders Markdown long descriptions)."""
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """Build every package's wheel and sdist into dist/ and check them as an index would."""
+    isolate(session)
+    session.install(*PACKAGE_REQUIREMENTS)
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for package in PACKAGES:
+        # No isolation: the session's setuptools builds, with no download per package.
+        session.run("python", "-m", "build", "--no-isolation", "--outdir", str(dist),
+                    f"packages/{package}", silent=True)  # fmt: skip
+    archives = sorted(str(path) for path in dist.iterdir())
+    session.run("twine", "check", "--strict", *archives)
+    # The licence in each, one version everywhere, long descriptions without relative links.
+    session.run("python", "tools/check_packages.py", str(dist))
+    # The wheels install and import; the command runs (frameworks are not needed for that).
+    wheels = [archive for archive in archives if archive.endswith(".whl")]
+    session.install("--no-deps", "--force-reinstall", *wheels)
+    session.install("pluggy", "numpy")
+    session.run("python", "-c", "import ninetoothed, nt_triton, nt_torch, nt_paddle, nt_jax")
+    session.run("ninetoothed", "--version")
+
+
 @nox.session
 def demo(session: nox.Session) -> None:
     """Run every op of the kernel library (nt_torch.ops) and check it against torch."""
