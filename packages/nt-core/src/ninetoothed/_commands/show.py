@@ -19,7 +19,7 @@ from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.runtime.make import Kernel
 from ninetoothed.spec.kernel_spec import KernelSpec
 
-__all__ = ["add_command", "describe", "show"]
+__all__ = ["add_command", "describe", "describe_configuration", "how_chosen", "show"]
 
 DESCRIPTION = """\
 Describe a kernel that FILE makes: its arrangement (each parameter's levels,
@@ -133,11 +133,12 @@ def _symbols(spec: KernelSpec) -> list[str]:
 def _configurations(kernel: Kernel) -> list[str]:
     configurations = list(kernel.generated.configurations)
     lines = [f"configurations ({len(configurations)}):"]
-    lines += [f"  {_configuration(configuration)}" for configuration in configurations]
+    lines += [f"  {describe_configuration(configuration)}" for configuration in configurations]
     return lines
 
 
-def _configuration(configuration: Any) -> str:
+def describe_configuration(configuration: Any) -> str:
+    """``BLOCK_SIZE=64; num_warps=4, num_stages=3``: a configuration in one line."""
     values = ", ".join(f"{key}={value}" for key, value in configuration.kwargs().items())
     launch = f"num_warps={configuration.num_warps}, num_stages={configuration.num_stages}"
     return f"{values}; {launch}" if values else launch
@@ -147,13 +148,14 @@ def _in_use(kernel: Kernel, called: bool) -> str:
     # ``best_config`` is the Triton backend's record of the last call (docs/tuning.md).
     configuration = getattr(kernel.generated, "best_config", None)
     if configuration is not None:
-        return f"{_configuration(configuration)} ({_how_chosen(kernel)})"
+        return f"{describe_configuration(configuration)} ({how_chosen(kernel)})"
     if not called:
         return "none yet: the kernel was not called (--run runs FILE and its calls)"
     return "none: running FILE made no call that chose one"
 
 
-def _how_chosen(kernel: Kernel) -> str:
+def how_chosen(kernel: Kernel) -> str:
+    """How the configuration of ``kernel``'s calls is chosen, in a few words."""
     if kernel.generated.interpreting:
         return "interpreter: first configuration, not tuned"
     if len(kernel.generated.configurations) == 1:
