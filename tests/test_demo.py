@@ -72,6 +72,7 @@ def test_side_by_side_wraps_to_the_width_and_loses_nothing(width: int):
         assert len(rows) == len(RIGHT) + 1  # nothing wraps where it fits (the long identifier)
 
 
+@pytest.mark.interpreter_only
 def test_the_configuration_is_called_untuned_under_the_interpreter():
     made = ninetoothed.make(_arrangement, _copy, (Tensor(1), Tensor(1)))
     assert demo.configuration_note(made) == "configuration of the last call: none (not called)"

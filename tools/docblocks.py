@@ -276,8 +276,16 @@ def _run_shell(block: Block, folder: Path) -> str:
     """Run a shell block with the test environment's tools first on the path; its stdout."""
     environment = dict(os.environ)
     environment.pop("TRITON_INTERPRET", None)  # commands that need it say so themselves
-    bin_folder = str(Path(sys.executable).parent)
-    environment["PATH"] = os.pathsep.join([bin_folder, environment.get("PATH", "")])
+    # `python` is this interpreter (a machine may have only `python3`), and the
+    # scripts installed beside it (`ninetoothed`) come next.
+    shims = folder / ".bin"
+    shims.mkdir(exist_ok=True)
+    python = shims / "python"
+    if not python.exists():  # a script, not a link: a venv's python must keep its path
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+    scripts = str(Path(sys.executable).parent)
+    environment["PATH"] = os.pathsep.join([str(shims), scripts, environment.get("PATH", "")])
     environment["NINETOOTHED_CACHE_DIR"] = str(folder / ".cache")
     result = subprocess.run(
         ["bash", "-e", "-o", "pipefail", "-c", block.code],

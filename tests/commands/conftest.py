@@ -39,7 +39,8 @@ def write(folder: Path) -> Callable[[str, str], Path]:
 @pytest.fixture
 def ninetoothed(folder: Path, tmp_path: Path) -> Run:
     """``ninetoothed(*arguments, script=False)``: run ``python -m ninetoothed`` (or the
-    installed ``ninetoothed`` script) in :func:`folder`, on a cache of its own."""
+    installed ``ninetoothed`` script) in :func:`folder`, on a cache of its own, in the
+    test run's mode (the interpreter on the CPU, the GPU in a GPU run)."""
 
     def run(*arguments: str, script: bool = False) -> subprocess.CompletedProcess[str]:
         environment = {**os.environ, "NINETOOTHED_CACHE_DIR": str(tmp_path / "cache")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -106,6 +107,12 @@ def test_an_output_block_is_what_the_command_before_it_prints(tmp_path: Path) ->
     longer = text.replace('echo "generated', 'echo extra\necho "generated')
     with pytest.raises(BlockFailed, match="printed, instead"):
         docblocks.run_page(page(tmp_path, longer), tmp_path)
+
+
+def test_python_in_shell_blocks_is_the_test_s_interpreter(tmp_path: Path) -> None:
+    path = page(tmp_path, "'''sh\npython -c 'import sys; print(sys.prefix)' > prefix.txt\n'''\n")
+    docblocks.run_page(path, tmp_path)
+    assert (tmp_path / "prefix.txt").read_text().strip() == sys.prefix  # so its packages too
 
 
 def test_shell_blocks_run_without_the_interpreter_unless_they_ask(tmp_path: Path) -> None:
