@@ -118,4 +118,4 @@ def _missing(reference: Reference, namespace: dict[str, Any]) -> str:
 def describe_value(value: Any) -> str:
     """``a function``, ``an int``, ``a list``: what a name turned out to be, for errors."""
     kind = "function" if callable(value) else type(value).__name__
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+    return f"{'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}"
