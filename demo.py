@@ -1,31 +1,42 @@
-"""NineToothed demo: the kernel library's ops, checked against PyTorch.
+"""NineToothed demo: what a user does first, then the kernel library checked against PyTorch.
 
     python demo.py           # or: python3 dev.py demo (installs everything first)
 
-Calls every op of ``nt_torch.ops`` (the kernel library, written once in
+First it writes the README's first kernel (``add.py``, read from the README
+itself) into a temporary folder and runs it as the README says.  Then it
+calls every op of ``nt_torch.ops`` (the kernel library, written once in
 NineToothed in ``ninetoothed.library``) on torch tensors and compares each
 result with torch's own operator; then shows a few lines of matrix
 multiplication's arrangement beside the Triton code generated from it, and
-the configuration tuning chose.  On a machine where torch sees a CUDA GPU the
-kernels run there, in float16, and each op is timed against torch; otherwise
-the demo sets ``TRITON_INTERPRET=1`` *before Triton is imported* (Triton
-decides at import time whether kernels are compiled or interpreted) and runs
-them in Triton's CPU interpreter, in float32 on small ragged shapes, since the
-interpreter executes programs one by one in Python.
+the configuration the last call used.  On a machine where torch sees a CUDA
+GPU the kernels run there, in float16, and each op is timed against torch;
+otherwise the demo sets ``TRITON_INTERPRET=1`` *before Triton is imported*
+(Triton decides at import time whether kernels are compiled or interpreted)
+and runs them in Triton's CPU interpreter, in float32 on small ragged
+shapes, since the interpreter executes programs one by one in Python (and
+tunes nothing: the first configuration is used).
 
-Exits with status 1, saying which op failed and why, if an op cannot be built
-or launched or gives a wrong result.
+Exits with status 1, saying what failed and why, if the first kernel or an
+op cannot be built or launched or gives a wrong result.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import textwrap
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -163,19 +174,68 @@ def timing(case: Case, inputs: list[Any]) -> str:
     return f"{ours:.3f} ms vs torch {theirs:.3f} ms ({theirs / ours:.2f}x torch's speed)"
 
 
-def side_by_side(left: list[str], right: list[str], width: int = 74) -> str:
-    """Two columns of text, the left one cut or padded to ``width``."""
+def terminal_width() -> int:
+    """The terminal's width in columns (100 when not a terminal, as in CI logs)."""
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def side_by_side(left: list[str], right: list[str], width: int | None = None) -> str:
+    """Two columns of text in ``width`` columns, long lines wrapped (never cut)."""
+    width = width or terminal_width()
+    usable = max(width - 5, 20)  # 2 of indent, " | " between the columns
+    left_width = min(max((len(line) for line in left), default=0), usable // 2)
+    right_width = usable - left_width
+    left_rows = [row for line in left for row in _wrap(line, left_width)]
+    right_rows = [row for line in right for row in _wrap(line, right_width)]
     lines = []
-    for index in range(max(len(left), len(right))):
-        a = left[index] if index < len(left) else ""
-        b = right[index] if index < len(right) else ""
-        lines.append(f"  {a[:width]:<{width}} | {b}")
+    for index in range(max(len(left_rows), len(right_rows))):
+        a = left_rows[index] if index < len(left_rows) else ""
+        b = right_rows[index] if index < len(right_rows) else ""
+        lines.append(f"  {a:<{left_width}} | {b}".rstrip())
     return "\n".join(lines)
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    """``line`` in rows of at most ``width`` characters, continuations indented.
+
+    Code breaks best after a space, a dot, a comma or an opening parenthesis,
+    so rows end there; a longer run of characters is split where it must.
+    """
+    indent = "    "
+    rows: list[str] = []
+    row = ""
+    for piece in re.findall(r"[^\s.,(]*[.,(]?\s*", line):
+        limit = width - (len(indent) if rows else 0)
+        if row and len(row) + len(piece.rstrip()) > limit:
+            rows.append(row.rstrip())
+            row = ""
+            limit = width - len(indent)
+        row += piece
+        while len(row) > limit:  # a piece longer than a row
+            rows.append(row[:limit])
+            row = row[limit:]
+            limit = width - len(indent)
+    if row.strip() or not rows:
+        rows.append(row.rstrip())
+    return [rows[0], *(indent + rest for rest in rows[1:])]
+
+
+def configuration_note(kernel: Any) -> str:
+    """The configuration the kernel's last call used, and how it was chosen."""
+    # Said as `ninetoothed show` says it.
+    from ninetoothed._commands.show import describe_configuration, how_chosen
+
+    config = getattr(kernel.generated, "best_config", None)
+    if config is None:
+        return "configuration of the last call: none (not called)"
+    return (
+        f"configuration of the last call: {describe_configuration(config)} ({how_chosen(kernel)})"
+    )
 
 
 def show_matmul() -> None:
     """mm's arrangement beside an excerpt of the Triton generated from it, and the
-    configuration tuning chose for the last call."""
+    configuration of the last call."""
     from ninetoothed.library import made_kernels, mm
 
     source = inspect.getsource(mm.arrangement).splitlines()
@@ -185,10 +245,39 @@ def show_matmul() -> None:
     lines = kernel.source.splitlines()
     generated = [line.strip() for line in lines if any(key in line for key in keys)]
     print("\nmm: the arrangement (NineToothed)  |  the Triton generated from it (excerpt)")
-    print(side_by_side(arranged, [line[:100] for line in generated[:8]]))
-    config = getattr(kernel.generated, "best_config", None)
-    print(f"  tuned configuration of the last call: {config}")
+    print(side_by_side(arranged, generated[:8]))
+    print("\n".join("  " + row for row in _wrap(configuration_note(kernel), terminal_width() - 2)))
     print(f"  the whole generated source: {kernel.source_path}")
+
+
+def first_kernel_source() -> str:
+    """The README's first kernel: its ``add.py`` block, as a reader copies it."""
+    sys.path.insert(0, str(ROOT))
+    from tools import docblocks
+
+    blocks = docblocks.parse(ROOT / "README.md")
+    return next(block.code for block in blocks if block.marks.get("file") == "add.py")
+
+
+def run_first_kernel(setup: Setup, folder: Path) -> bool:
+    """Write the README's first kernel into ``folder`` and run it as the README says."""
+    path = folder / "add.py"
+    path.write_text(first_kernel_source())
+    command = "TRITON_INTERPRET=1 python add.py" if setup.interpreted else "python add.py"
+    print(f"The README's first kernel, written to {path}:\n")
+    print(textwrap.indent(path.read_text().rstrip(), "    "))
+    print(f"\n  $ {command}")
+    environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if setup.interpreted:
+        environment["TRITON_INTERPRET"] = "1"
+    result = subprocess.run(
+        [sys.executable, str(path)], cwd=folder, env=environment, capture_output=True, text=True
+    )
+    print(textwrap.indent((result.stdout + result.stderr).rstrip(), "  "))
+    ok = result.returncode == 0 and result.stdout.strip() == "True"
+    if not ok:
+        print("[FAIL] the README's first kernel did not print True", file=sys.stderr)
+    return ok
 
 
 def run(setup: Setup) -> list[str]:
@@ -232,13 +321,16 @@ def main() -> int:
     )
     print(f"NineToothed {getattr(ninetoothed, '__version__', '?')}, triton {triton.__version__}")
     print(f"torch {torch.__version__}; running on {where}, {setup.dtype}\n")
-    failures = run(setup)
+    with tempfile.TemporaryDirectory(prefix="ninetoothed-demo-") as folder:
+        first_ok = run_first_kernel(setup, Path(folder))
+    print("\nEvery op of the kernel library (nt_torch.ops), checked against torch:\n")
+    failures = run(setup) + ([] if first_ok else ["the README's first kernel"])
     if "mm" not in failures:
         show_matmul()
     if failures:
         print(f"\ndemo FAILED: {', '.join(failures)}", file=sys.stderr)
         return 1
-    print("\nevery op matches torch")
+    print("\nthe first kernel runs and every op matches torch")
     return 0
 
 

@@ -46,7 +46,19 @@ CPU_REQUIREMENTS = [
 
 LINT_REQUIREMENTS = ["ruff==0.17.6", "mypy==2.4.1"]
 
-DOCS_REQUIREMENTS = ["mkdocs==1.6.1", "mkdocstrings[python]==1.0.8", "mkdocstrings-python==2.0.11"]
+DOCS_REQUIREMENTS = [
+    "mkdocs==1.6.1",
+    "mkdocstrings[python]==1.0.8",
+    "mkdocstrings-python==2.0.11",
+    # The tutorials' pictures: the build hook (tools/mkdocs_hooks.py) runs the
+    # pages' drawing code, which makes kernels (nt-core, nt-triton) and draws.
+    "matplotlib",
+    "triton",
+    "setuptools>=77",
+    # tests/docs/test_docs_build.py: a broken link or an unlisted page fails the build.
+    "pytest",
+    "pytest-timeout",
+]
 """The documentation site's tools; mkdocstrings reads the sources statically,
 so the frameworks are not installed."""
 
@@ -80,7 +92,7 @@ def isolate(session: nox.Session) -> None:
 def install_cpu_stack(session: nox.Session) -> None:
     """Install the CPU frameworks, the test tools and the five packages (editable)."""
     isolate(session)
-    session.install("setuptools>=64", *CPU_REQUIREMENTS)
+    session.install("setuptools>=77", *CPU_REQUIREMENTS)
     # One pip command for all five, so each one's dependency on the others
     # (nt-core==0.1.0, which is not on PyPI) resolves to the local copy.
     editable = [arg for package in PACKAGES for arg in ("-e", f"packages/{package}")]
@@ -113,13 +125,54 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
+MKDOCS_BUILD = ("mkdocs", "build", "--strict")
+"""The site's build: ``--strict`` turns every warning into a failure (not
+``--quiet``, which would hide the warnings that failed it)."""
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the guides and the API reference into site/ (warnings fail the build)."""
+    """Build the guide, tutorials and API reference into site/ (any warning fails)."""
     isolate(session)
     session.install(*DOCS_REQUIREMENTS)
-    session.run("mkdocs", "build", "--strict", "--quiet")
+    session.install("--no-build-isolation", "--no-deps", "-e", "packages/nt-core", "-e",
+                    "packages/nt-triton", "pluggy", "numpy")  # fmt: skip
+    session.run(*MKDOCS_BUILD)
     session.run("python", "tools/check_api_docs.py", "site")
+    # The build's strictness is itself tested: a broken link and a page left out
+    # of the navigation must each fail MKDOCS_BUILD (tests/docs/test_docs_build.py).
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+        "tests/docs/test_docs_build.py",
+    )  # fmt: skip
+
+
+PACKAGE_REQUIREMENTS = ["build", "twine>=6.1", "readme-renderer[md]", "setuptools>=77"]
+"""Building and checking the distributions (twine 6.1 reads metadata 2.4's licence
+expressions; readme-renderer[md] renders Markdown long descriptions)."""
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """Build every package's wheel and sdist into dist/ and check them as an index would."""
+    isolate(session)
+    session.install(*PACKAGE_REQUIREMENTS)
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for package in PACKAGES:
+        # No isolation: the session's setuptools builds, with no download per package.
+        session.run("python", "-m", "build", "--no-isolation", "--outdir", str(dist),
+                    f"packages/{package}", silent=True)  # fmt: skip
+    archives = sorted(str(path) for path in dist.iterdir())
+    session.run("twine", "check", "--strict", *archives)
+    # The licence in each, one version everywhere, long descriptions without relative links.
+    session.run("python", "tools/check_packages.py", str(dist))
+    # The wheels install and import; the command runs (frameworks are not needed for that).
+    wheels = [archive for archive in archives if archive.endswith(".whl")]
+    session.install("--no-deps", "--force-reinstall", *wheels)
+    session.install("pluggy", "numpy")
+    session.run("python", "-c", "import ninetoothed, nt_triton, nt_torch, nt_paddle, nt_jax")
+    session.run("ninetoothed", "--version")
 
 
 @nox.session

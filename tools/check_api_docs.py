@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {
     "ninetoothed": ROOT / "packages/nt-core/src/ninetoothed/__init__.py",
+    "nt_triton": ROOT / "packages/nt-triton/src/nt_triton/__init__.py",
     "nt_torch": ROOT / "packages/nt-torch/src/nt_torch/__init__.py",
     "nt_paddle": ROOT / "packages/nt-paddle/src/nt_paddle/__init__.py",
     "nt_jax": ROOT / "packages/nt-jax/src/nt_jax/__init__.py",

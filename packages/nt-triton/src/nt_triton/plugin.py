@@ -1,4 +1,4 @@
-"""The ``triton`` entry point: the Triton code-generation backend, and ``ninetoothed cache``.
+"""The ``triton`` entry point: the Triton backend, ``ninetoothed cache`` and ``ninetoothed tune``.
 
 Loading this module must stay cheap, because every process that makes a
 kernel or runs the ``ninetoothed`` command loads it through the entry point:
@@ -53,10 +53,13 @@ def ninetoothed_codegen_backend(name: str) -> TritonBackend | None:
 def ninetoothed_cli_commands(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
-    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`)."""
-    from nt_triton.cache import _cli
+    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`) and
+    ``ninetoothed tune export|import`` (:mod:`nt_triton.tuner._cli`)."""
+    from nt_triton.cache import _cli as cache_commands
+    from nt_triton.tuner import _cli as tune_commands
 
-    _cli.add_commands(subparsers)
+    cache_commands.add_commands(subparsers)
+    tune_commands.add_commands(subparsers)
 
 
 @hookimpl

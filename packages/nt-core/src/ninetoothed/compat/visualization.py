@@ -49,6 +49,9 @@ UNREAD = (0.93, 0.93, 0.93, 1.0)
 
 BORDER = (0.15, 0.15, 0.15, 1.0)
 
+TITLE_INCHES = 3.0
+"""The width a picture's title takes at 9 points: no column is narrower."""
+
 _default_colors = itertools.count()
 
 
@@ -275,8 +278,10 @@ def _figure(rows: int, columns: int, images: list[np.ndarray]) -> Any:
     height = max(image.shape[0] for image in images) / CELL_PIXELS
     width = max(image.shape[1] for image in images) / CELL_PIXELS
     scale = 0.25
+    # Each column at least as wide as its title ("x: level 1, 2 tiles (in program 0)").
+    column_width = max(width * scale, TITLE_INCHES)
     figure = Figure(
-        figsize=(max(2.5, columns * width * scale + 0.5), max(1.5, rows * (height * scale + 0.6))),
+        figsize=(columns * column_width + 0.5, max(1.5, rows * (height * scale + 0.6))),
         layout="constrained",
     )
     figure.subplots(rows, columns, squeeze=False)

@@ -5,7 +5,9 @@
     python -m nt_triton.tuner import FILE      # merge FILE into this cache
     python -m nt_triton.tuner clear            # forget every result
 
-The cache is ``$NINETOOTHED_CACHE_DIR/tuning`` (``docs/tuning.md``).
+``ninetoothed tune export|import`` runs the same ``export`` and ``import``
+(:mod:`nt_triton.tuner._cli`).  The cache is ``$NINETOOTHED_CACHE_DIR/tuning``
+(``docs/tuning.md``).
 """
 
 from __future__ import annotations
@@ -14,34 +16,30 @@ import argparse
 import sys
 
 from nt_triton.cache import _tables as table
+from nt_triton.tuner._cli import add_transfers
 
 __all__ = ["main"]
 
 
 def main(argv: list[str]) -> int:
     """Run one command; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m nt_triton.tuner", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m nt_triton.tuner", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("where", help="print the folder of the tables")
     commands.add_parser("clear", help="forget every persisted result")
-    for name in ("export", "import"):
-        commands.add_parser(name, help=f"{name} a tuning table").add_argument("file")
+    add_transfers(commands)
     arguments = parser.parse_args(argv)
     if arguments.command == "where":
         print(table.directory())
     elif arguments.command == "clear":
         table.clear()
         print(f"cleared {table.directory()}")
-    elif arguments.command == "export":
-        count = table.export_table(arguments.file)
-        print(f"exported {count} kernels' results to {arguments.file}")
     else:
-        try:
-            count = table.import_table(arguments.file)
-        except (OSError, ValueError) as error:
-            print(f"python -m nt_triton.tuner import: {error}", file=sys.stderr)
-            return 1
-        print(f"imported {count} kernels' results into {table.directory()}")
+        status: int = arguments.handler(arguments)
+        return status
     return 0
 
 
