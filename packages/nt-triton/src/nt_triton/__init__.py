@@ -12,9 +12,9 @@ module is internal (``_codegen``, ``_launch``, ``_kernel`` …: a ``_`` in the
 path); ``docs/design.md`` maps them.
 
 The names below are what framework adapters use today: the generated kernel
-(:class:`TritonKernel`, its :class:`LaunchPlan`, :data:`LOADED`), the fast
-path's reads (:class:`HostReads`), the kernel ABI (:class:`ParameterKind`),
-trampolines (:class:`Trampoline` and the names it uses), compile errors
+(:class:`TritonKernel`, its :class:`LaunchPlan`, :data:`LOADED`), the kernel
+ABI (:class:`ParameterKind`), trampolines (:class:`Trampoline` and the names it
+uses), compile errors
 (:func:`compile_errors_named`) and the interpreter's torch interop.  They are
 imported on first use, so that loading the entry point stays cheap (every
 ``ninetoothed`` process loads it; Triton is imported only when a kernel is made).
@@ -42,12 +42,10 @@ if TYPE_CHECKING:
         torch_module,
     )
     from nt_triton._kernel import LOADED, TritonKernel
-    from nt_triton._launch.reads import HostReads
     from nt_triton._trampoline import Trampoline
 
 __all__ = [
     "LOADED",
-    "HostReads",
     "LaunchPlan",
     "ParameterKind",
     "Trampoline",
@@ -66,7 +64,6 @@ __all__ = [
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     "LOADED": ("nt_triton._kernel", "LOADED"),
-    "HostReads": ("nt_triton._launch.reads", "HostReads"),
     "LaunchPlan": ("nt_triton._host", "LaunchPlan"),
     "ParameterKind": ("nt_triton._abi", "ParameterKind"),
     "Trampoline": ("nt_triton._trampoline", "Trampoline"),
