@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ninetoothed.aot import BuildVariant, CLibrary
 from ninetoothed.spec.kernel_spec import KernelSpec
+from nt_triton.plugin import VERSIONED_MODULES
 
 __all__ = ["BUILDER", "TritonBuilder"]
 
@@ -40,6 +41,10 @@ class TritonBuilder:
     def stamp(self) -> str:
         """Versions and source files of what compiles (no Triton import: it is slow)."""
         return _stamp()
+
+    def versioned_modules(self) -> tuple[str, ...]:
+        """nt-triton and Triton: :meth:`stamp` covers their versions and source files."""
+        return VERSIONED_MODULES
 
     def make(
         self, spec: KernelSpec, *, kernel_name: str, output_dir: Path, target: str | None
