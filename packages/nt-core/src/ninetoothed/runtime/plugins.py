@@ -28,6 +28,7 @@ from ninetoothed.runtime.hookspecs import (
     AheadOfTimeBuilder,
     CodegenBackend,
     FrameworkAdapter,
+    GeneratedKernel,
     NineToothedSpec,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "call_guard",
     "codegen_backend",
     "lazy_adapter_hook",
+    "loaded_kernel",
     "plugin_manager",
     "refresh_call_guard",
     "register",
@@ -224,6 +226,21 @@ def ahead_of_time_builder(caller: str) -> AheadOfTimeBuilder:
         raise BackendNotFoundError(f"{what} is installed: install the {distribution} distribution")
     known = ", ".join(f"{c!r} (in {d})" for c, d in _AHEAD_OF_TIME_CALLERS.items())
     raise BackendNotFoundError(f"{what}; known callers: {known}")
+
+
+def loaded_kernel(source_path: str) -> GeneratedKernel:
+    """The kernel this process generated from ``source_path``, asked of the backends.
+
+    Launches that name a kernel by its source file (PyTorch's custom operator)
+    find it here.  Raises :class:`~ninetoothed.errors.LaunchError` when no backend
+    made one from that file in this process.
+    """
+    found: GeneratedKernel | None = plugin_manager().hook.ninetoothed_loaded_kernel(
+        source_path=source_path
+    )
+    if found is None:
+        raise LaunchError(f"no kernel made in this process was generated as {source_path!r}")
+    return found
 
 
 def adapter_for(obj: object) -> FrameworkAdapter:
