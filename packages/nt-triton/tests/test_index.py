@@ -29,10 +29,9 @@ import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.spec.fingerprint import spec_fingerprint
+from nt_triton import VERSIONED_MODULES, knobs
 from nt_triton import _codegen as codegen
-from nt_triton import knobs
 from nt_triton.cache import _reuse as index
-from nt_triton.plugin import VERSIONED_MODULES
 
 BLOCK = Symbol("BLOCK", meta=True)
 SCALE = 2.0

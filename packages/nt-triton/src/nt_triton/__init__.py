@@ -17,7 +17,8 @@ may rely on beyond :mod:`ninetoothed.runtime.hookspecs`: the generated kernel
 Triton kernels themselves), another launcher's parameter order
 (:func:`outputs_last`, :class:`OutputsLast`, :class:`Trampoline`,
 :func:`trampoline_function`), compile errors named after the application
-(:func:`compile_errors_named`) and the interpreter's torch interop.  They are
+(:func:`compile_errors_named`), the interpreter's torch interop, and the
+modules nt-triton's fingerprints version (:data:`VERSIONED_MODULES`).  They are
 imported on first use, so that loading the entry point stays cheap (every
 ``ninetoothed`` process loads it; Triton is imported only when a kernel is made).
 """
@@ -28,6 +29,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from nt_triton._version import VERSION as __version__
+from nt_triton._version import VERSIONED_MODULES
 
 if TYPE_CHECKING:
     from nt_triton._failures import compile_errors_named
@@ -48,6 +50,7 @@ __all__ = [
     "OutputsLast",
     "Trampoline",
     "TritonKernel",
+    "VERSIONED_MODULES",
     "__version__",
     "compile_errors_named",
     "dlpack_views",

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKEND_NAME",
-    "VERSIONED_MODULES",
     "ninetoothed_ahead_of_time_builder",
     "ninetoothed_cli_commands",
     "ninetoothed_codegen_backend",
@@ -32,11 +31,6 @@ __all__ = [
 
 BACKEND_NAME = "triton"
 """The name ``ninetoothed.runtime.plugins.codegen_backend`` asks for."""
-
-VERSIONED_MODULES = ("nt_triton", "triton")
-"""The modules whose versions and source files nt-triton's fingerprints cover (its
-kernel-reuse index and its C libraries): a kernel's fingerprint names their
-functions and classes (:func:`ninetoothed.spec.fingerprint.spec_fingerprint`)."""
 
 AHEAD_OF_TIME_CALLER = "cuda"
 """The ``caller`` of ``make(..., caller="cuda")`` whose C libraries nt-triton builds."""

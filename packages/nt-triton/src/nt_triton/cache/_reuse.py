@@ -39,10 +39,9 @@ from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._codegen import GeneratedSource
-from nt_triton._version import VERSION
+from nt_triton._version import VERSION, VERSIONED_MODULES
 from nt_triton.cache import _layout, _memos
 from nt_triton.cache import _sources as sources
-from nt_triton.plugin import VERSIONED_MODULES
 
 __all__ = [
     "Entry",
