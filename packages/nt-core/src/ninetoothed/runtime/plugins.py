@@ -18,6 +18,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any, Protocol, cast
 
 import pluggy
@@ -39,6 +40,7 @@ __all__ = [
     "call_guard",
     "codegen_backend",
     "lazy_adapter_hook",
+    "lazy_submodules",
     "loaded_kernel",
     "plugin_manager",
     "refresh_call_guard",
@@ -359,6 +361,21 @@ def lazy_adapter_hook(
     ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
     ninetoothed_framework_adapter.remember = remember  # type: ignore[attr-defined]
     return cast(LazyAdapterHook, ninetoothed_framework_adapter)
+
+
+def lazy_submodules(package: str, names: Iterable[str]) -> Callable[[str], ModuleType]:
+    """A package's module ``__getattr__`` (PEP 562) importing its submodules ``names`` on
+    first access: a framework package offers ``nt_torch.ops`` without importing the
+    framework when the package itself is imported.  (Type checkers see the submodules
+    through an import under ``TYPE_CHECKING``.)"""
+    known = frozenset(names)
+
+    def __getattr__(name: str) -> ModuleType:
+        if name not in known:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return importlib.import_module(f"{package}.{name}")
+
+    return __getattr__
 
 
 def _remember_types(adapter: FrameworkAdapter, *, replace: bool) -> None:
