@@ -18,6 +18,7 @@ from typing import Any
 from ninetoothed._aot.kernel import load_library
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import TensorInfo
+from nt_triton._codegen import naming
 from nt_triton.aot import _bridge, _variants
 from nt_triton.aot._bridge import ParameterKind
 from support.aot import FakeCuda, binaries, scalar, tensor
@@ -158,7 +159,7 @@ def _serves(plan: Any, host: dict[str, Any], signature: Any, pointers: Sequence[
     variant = plan.variant
     ints = [p for p in plan.passed if p.kind in (ParameterKind.SIZE, ParameterKind.STRIDE)]
     if not variant.wide and (
-        host[_bridge.naming.INT64_FLAG] or any(not -(2**31) <= host[p.name] < 2**31 for p in ints)
+        host[naming.INT64_FLAG] or any(not -(2**31) <= host[p.name] < 2**31 for p in ints)
     ):
         return False
     for name, value in plan.constants.items():

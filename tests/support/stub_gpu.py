@@ -24,10 +24,10 @@ import torch
 
 from ninetoothed.library.ops import kernels as library
 from ninetoothed.runtime import plugins
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_torch import launch_operator
 from nt_torch.adapter import TorchAdapter, traced
 from nt_torch.fastpath import KEY_READS, MISS_WHEN, guard_factory
-from nt_triton import HostReads
 from nt_triton._kernel import TritonKernel
 from nt_triton._launch.launcher import FastLauncher
 

@@ -63,8 +63,8 @@ def reexec() -> None:
 
 
 def reads() -> Any:
+    from ninetoothed.runtime.hookspecs import HostReads
     from nt_torch import fastpath
-    from nt_triton import HostReads
 
     return HostReads(
         pointer_read="{}.data_ptr()",
@@ -371,9 +371,9 @@ def paddle_rows() -> dict[str, Callable[[], Any]]:
     from support.tutorial import add
 
     import ninetoothed
+    from ninetoothed.runtime.hookspecs import HostReads
     from nt_paddle import fastpath as paddle_fastpath
     from nt_paddle.adapter import PaddleAdapter
-    from nt_triton import HostReads
 
     # nt_paddle.fastpath.host_reads's reads, with the stand-in's device and stream.
     stand_in = HostReads(

@@ -10,6 +10,7 @@ kernel's launch (recorded instead of run).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -25,6 +26,7 @@ import nt_paddle
 from ninetoothed import Tensor
 from ninetoothed.arrangement.dtype import TRITON_DTYPES
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_paddle import adapter as adapter_module
 from nt_paddle.adapter import PaddleAdapter, PaddlePointer
 from nt_triton import knobs
@@ -350,6 +352,10 @@ class RecordingKernel:
         device = adapter_module.paddle.base.core.get_cuda_current_device_id()
         self.launches.append({**plan, "stream": stream, "device": device})
 
+    def fast_launcher(self, reads: Any, miss: Any) -> None:
+        """No fast path: every call takes ``prepare`` and ``launch``."""
+        return None
+
 
 def _must_not_launch(*args: Any, **kwargs: Any) -> None:
     raise AssertionError("Triton must not be reached")
@@ -447,7 +453,13 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         core, "get_cuda_current_device_id", lambda: record["current_device"], raising=False
     )
     monkeypatch.setattr(core, "set_cuda_current_device_id", set_device, raising=False)
+    # The fast path's reads ask CUDA, which a CPU build of Paddle has not.
+    reads = HostReads("{}.data_ptr()", (), lambda t: 1, lambda d: 0, None, lambda d: _NO_GUARD)
+    monkeypatch.setattr(PaddleAdapter, "host_reads", lambda self: reads)
     return record
+
+
+_NO_GUARD = contextlib.nullcontext()
 
 
 def test_gpu_launch_gets_pointers_stream_and_device(fake_gpu: dict[str, Any]) -> None:

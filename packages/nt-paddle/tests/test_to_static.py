@@ -35,9 +35,9 @@ import ninetoothed
 from ninetoothed import Symbol, Tensor
 from ninetoothed.library import pinned_block_sizes
 from ninetoothed.runtime import plugins
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_paddle import autograd, fastpath, ops
 from nt_paddle.adapter import PaddleAdapter
-from nt_triton import HostReads
 from nt_triton._kernel import TritonKernel
 from nt_triton._launch.launcher import FastLauncher
 

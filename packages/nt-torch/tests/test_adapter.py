@@ -19,6 +19,7 @@ import ninetoothed
 import nt_torch
 from ninetoothed import Tensor
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_torch import adapter as adapter_module
 from nt_torch.adapter import TorchAdapter
 from nt_triton import knobs
@@ -118,6 +119,18 @@ def test_package_reexports_make_and_jit() -> None:
 # the GPU path, without a GPU -----------------------------------------------
 
 
+READS = HostReads(
+    pointer_read="{}.data_ptr()",
+    key_reads=("{}.shape",),
+    device_of=lambda tensor: 1,
+    raw_stream=lambda device: 0,
+    current_device=None,
+    device_guard=lambda device: contextlib.nullcontext(),
+)
+"""PyTorch's fast-path reads as a fake GPU answers them (a kernel without a fast path
+never reads them)."""
+
+
 class RecordingKernel:
     """A stand-in for a generated kernel: the real spec and host code, a launch that records."""
 
@@ -136,6 +149,10 @@ class RecordingKernel:
     def launch(self, plan: Any, stream: int = 0) -> None:
         device = torch.cuda.current_device()
         self.launches.append({"plan": plan, "stream": stream, "device": device})
+
+    def fast_launcher(self, reads: Any, miss: Any) -> None:
+        """No fast path: every call takes ``prepare`` and ``launch``."""
+        return None
 
 
 @pytest.fixture
@@ -159,6 +176,8 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     )
     monkeypatch.setattr(torch.cuda, "current_device", lambda: state["current"])
     monkeypatch.setattr(torch.cuda, "device", device)
+    # The fast path's reads ask CUDA's runtime, which a CPU build has not.
+    monkeypatch.setattr(TorchAdapter, "host_reads", lambda self: READS)
     return state
 
 

@@ -6,8 +6,12 @@ Checked twice: at run time (``runtime_checkable`` protocols) and statically
 
 from __future__ import annotations
 
+import pytest
+
 import ninetoothed
 from ninetoothed import Tensor
+from ninetoothed.errors import LaunchError
+from ninetoothed.runtime import plugins
 from ninetoothed.runtime.hookspecs import CodegenBackend, GeneratedKernel
 from nt_triton._backend import TritonBackend
 from nt_triton._kernel import TritonKernel
@@ -38,3 +42,11 @@ def test_kernel_is_a_generated_kernel() -> None:
     assert isinstance(generated, TritonKernel)
     assert isinstance(generated, GeneratedKernel)
     assert [p.name for p in generated.signature][:2] == ["x_pointer", "y_pointer"]
+
+
+def test_a_kernel_is_found_by_its_source_file() -> None:
+    """The ``ninetoothed_loaded_kernel`` hook: what PyTorch's custom operator asks."""
+    kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1)))
+    assert plugins.loaded_kernel(kernel.source_path) is kernel.generated
+    with pytest.raises(LaunchError, match="no kernel made in this process"):
+        plugins.loaded_kernel(kernel.source_path + ".elsewhere")

@@ -23,13 +23,14 @@ from typing import Any
 
 import pytest
 import torch
+import triton.language as tl
 
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
 from ninetoothed.spec.fingerprint import spec_fingerprint
+from nt_triton import VERSIONED_MODULES, knobs
 from nt_triton import _codegen as codegen
-from nt_triton import knobs
 from nt_triton.cache import _reuse as index
 
 BLOCK = Symbol("BLOCK", meta=True)
@@ -369,6 +370,21 @@ def test_ntl_reads_are_named_not_refused(generations: list[str]) -> None:
     check(make(exponential), torch.exp)
     make(exponential)
     assert generations == ["exponential"]
+
+
+def exponential_through_triton(x, y):
+    y = tl.exp(x)  # noqa: F841
+
+
+def test_the_backend_names_the_modules_its_fingerprint_versions(generations: list[str]) -> None:
+    """Core trusts no backend's module by itself: Triton's ``tl.exp`` is named only because
+    nt-triton declares ``triton`` among the modules its context versions."""
+    kernel = make(exponential_through_triton)
+    assert spec_fingerprint(kernel.spec) is None
+    assert spec_fingerprint(kernel.spec, versioned=VERSIONED_MODULES) is not None
+    check(kernel, torch.exp)
+    make(exponential_through_triton)
+    assert generations == ["exponential_through_triton"]
 
 
 def test_a_disk_hit_gives_triton_the_source_lines_it_reads_itself(

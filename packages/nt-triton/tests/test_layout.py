@@ -20,6 +20,7 @@ PUBLIC = {
     "nt_triton",
     "nt_triton.plugin",
     "nt_triton.knobs",
+    "nt_triton.description",
     "nt_triton.aot",
     "nt_triton.cache",
     "nt_triton.tuner",

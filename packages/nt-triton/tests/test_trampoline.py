@@ -11,7 +11,7 @@ from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton._abi import ParameterKind
 from nt_triton._codegen import naming
 from nt_triton._kernel import TritonKernel
-from nt_triton._trampoline import Trampoline
+from nt_triton._trampoline import Trampoline, outputs_last, trampoline_function
 
 pytestmark = pytest.mark.interpreter_only
 
@@ -67,4 +67,43 @@ def test_runs_the_kernel_in_the_other_order() -> None:
 
 
 def info_of(tensor: torch.Tensor) -> TensorInfo:
-    return TensorInfo(tuple(tensor.shape), tensor.stride(), "float32", "cpu", tensor.data_ptr())
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    return TensorInfo(tuple(tensor.shape), tensor.stride(), dtype, "cpu", tensor.data_ptr())
+
+
+@pytest.mark.parametrize("every_output_last", [False, True])
+@pytest.mark.parametrize("size", [1, 40, 48])
+def test_outputs_last_lays_out_a_fresh_output(every_output_last: bool, size: int) -> None:
+    """jax-triton's order: the arguments (a fresh output's pointer left out), then the
+    outputs' pointers, then the constexprs by name; divisible sizes stated."""
+    x, y = torch.randn(size, dtype=torch.float64), torch.randn(size, dtype=torch.float64)
+    z = torch.full((size,), float("nan"), dtype=torch.float64)
+    tensors = [x, y, z]
+    plan = KERNEL.prepare([info_of(t) for t in tensors], tensors, {})
+    layout = outputs_last(KERNEL, plan, tensors, [2], [True], every_output_last=every_output_last)
+    names = [name for name, constexpr in layout.trampoline.parameters if not constexpr]
+    assert names[:2] == ["x_pointer", "y_pointer"] and "z_pointer" not in names
+    assert names[-1] == naming.output_pointer(0)
+    assert layout.tensor_positions == {0: 0, 1: 1}
+    assert layout.args[:2] == (x, y)
+    assert list(layout.scalar_names) == names[2:-1]
+    assert set(layout.trampoline.multiple_of_16) == (
+        {"x_size_0", "y_size_0", "z_size_0"} if size % 16 == 0 else set()
+    )
+    function = trampoline_function(KERNEL, layout.trampoline)
+    assert trampoline_function(KERNEL, layout.trampoline) is function, "loaded once"
+    function[plan.grid](*layout.args, z, **layout.constexprs)
+    torch.testing.assert_close(z, x + y)
+
+
+def test_outputs_last_passes_an_aliased_output_twice_when_asked() -> None:
+    """jax-triton 0.3 passes an aliased output's buffer in its place and again at the end."""
+    x, y, z = (torch.randn(20, dtype=torch.float64) for _ in range(3))
+    tensors = [x, y, z]
+    plan = KERNEL.prepare([info_of(t) for t in tensors], tensors, {})
+    legacy = outputs_last(KERNEL, plan, tensors, [2], [False], every_output_last=True)
+    names = [name for name, constexpr in legacy.trampoline.parameters if not constexpr]
+    assert names[:3] == ["x_pointer", "y_pointer", "z_pointer"]
+    assert names[-1] == naming.output_pointer(0) and legacy.tensor_positions == {0: 0, 1: 1, 2: 2}
+    current = outputs_last(KERNEL, plan, tensors, [2], [False], every_output_last=False)
+    assert naming.output_pointer(0) not in dict(current.trampoline.parameters)

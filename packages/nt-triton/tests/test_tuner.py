@@ -12,9 +12,9 @@ import torch
 import ninetoothed
 from ninetoothed import Tensor, block_size
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_torch import fastpath as torch_fastpath
 from nt_torch.adapter import TorchAdapter
-from nt_triton import HostReads
 from nt_triton import _tuning as tuning
 from nt_triton._launch.tuning_calls import restores
 from nt_triton.cache import _sources as nt_cache

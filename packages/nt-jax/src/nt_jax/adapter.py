@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import jax
 
@@ -38,7 +38,7 @@ from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import Adapter, require_gpu
 from ninetoothed.runtime.binding import BoundCall
-from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime.hookspecs import AutodiffBinding, GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call
 from nt_jax.eager import EagerCalls
 from nt_jax.roles import Roles, roles
@@ -68,6 +68,7 @@ class JaxAdapter(Adapter):
     """JAX arrays, tracers of them, and ``ShapeDtypeStruct`` (an output's shape and dtype)."""
     gpu_hint = "put them on a GPU"
     writes_in_place = False
+    autodiff: ClassVar[AutodiffBinding | None] = autodiff
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, row-major strides, dtype name, device and data pointer.

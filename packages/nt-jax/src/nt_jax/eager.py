@@ -45,11 +45,26 @@ class EagerCalls:
         self._kernel = weakref.ref(kernel)
         self._launch = launch
 
+        def method(_kernel: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._through(self.miss, args, kwargs)
+
+        self.method: Callable[..., Any] = method
+        """:meth:`call` with a first parameter it ignores (a kernel class's ``__call__``)."""
+
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """The call through its jitted launch, or through :attr:`miss` when there is none."""
+        return self._through(self.miss, args, kwargs)
+
+    def hot(self, miss: Callable[..., Any]) -> Callable[..., Any]:
+        """:meth:`call` with its misses sent to ``miss``."""
+        return lambda *args, **kwargs: self._through(miss, args, kwargs)
+
+    def _through(
+        self, miss: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         jitted = self.by_types.get(tuple(map(type, args)))
         if jitted is None or (kwargs and not self.keywords.issuperset(kwargs)):
-            return self.miss(args, kwargs)
+            return miss(args, kwargs)
         return jitted(*args, **kwargs)
 
     def first(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

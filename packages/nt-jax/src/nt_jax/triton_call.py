@@ -5,10 +5,11 @@ of the compiled program (no Python per execution, CUDA graphs work).  Its
 calling convention is fixed: the kernel receives the call's positional
 arguments (arrays and scalars) in order, then one pointer per output, then
 the meta-parameters by name.  Generated kernels take each tensor's pointer at
-the parameter's place, so :func:`plan_triton_call` lays out, from the
-kernel's typed signature (:mod:`nt_triton._abi`), a *trampoline*: a small
-``@triton.jit`` function with jax-triton's order that calls the kernel
-(Triton inlines it; :mod:`nt_triton._trampoline` writes it).  Outputs given as
+the parameter's place, so :func:`plan_triton_call` has nt-triton lay the call
+out in that order (:func:`nt_triton.outputs_last`, from the kernel's typed
+signature) behind a *trampoline*: a small ``@triton.jit`` function with
+jax-triton's order that calls the kernel (Triton inlines it;
+:func:`nt_triton.trampoline_function` loads it).  Outputs given as
 arrays are passed in and aliased to their outputs (``input_output_aliases``);
 jax-triton 0.3 also passes the aliased output's pointer at the end (its
 "implicit output" convention; 0.4 does not).
@@ -37,12 +38,12 @@ from ninetoothed.runtime.binding import BoundCall
 from nt_jax.roles import Roles
 from nt_triton import (
     LaunchPlan,
-    ParameterKind,
+    OutputsLast,
     Trampoline,
     TritonKernel,
     compile_errors_named,
-    output_pointer_name,
-    trampoline_name,
+    outputs_last,
+    trampoline_function,
 )
 
 LAUNCHER_VARIABLE = "NINETOOTHED_JAX_LAUNCHER"
@@ -129,18 +130,20 @@ def plan_triton_call(
     """
     legacy = tuple(jax_triton_version) < (0, 4)
     prepared = kernel.prepare(bound.tensors, roles.arguments, bound.scalars)
-    layout = _Layout.of(kernel, roles, prepared, legacy)
-    signature = layout.trampoline(kernel.spec.name)
-    function = trampoline(kernel, signature)
+    layout = outputs_last(
+        kernel, prepared, roles.arguments, roles.outputs, roles.fresh,
+        every_output_last=legacy, scalar=lambda value: _scalar(value, legacy=legacy),
+    )  # fmt: skip
+    function = trampoline(kernel, layout.trampoline)
     resolved, meta = kernel.concrete_grid(prepared)
     plan = TritonCallPlan(
-        layout=signature,
+        layout=layout.trampoline,
         kernel=function,
-        args=layout.args,
+        args=list(layout.args),
         out_shape=list(roles.out_shapes),
         grid=prepared.grid,
-        input_output_aliases=layout.aliases(roles),
-        metaparams=layout.metaparams,
+        input_output_aliases=_aliases(layout, roles, legacy),
+        metaparams={name: _plain(value) for name, value in layout.constexprs.items()},
         num_warps=None,
         num_stages=None,
         empty=_programs(resolved) == 0,
@@ -153,7 +156,8 @@ def plan_triton_call(
         plan.compiled_meta = [meta]
     elif kernel.spec.meta_symbols:
         viable = kernel.viable_configurations(prepared)
-        plan.kernel = _autotuned(kernel, function, layout.scalar_names, autotune, config, viable)
+        key = list(layout.scalar_names)
+        plan.kernel = _autotuned(kernel, function, key, autotune, config, viable)
         plan.compiled_meta = [configuration.kwargs() for configuration in viable]
     else:
         first = kernel.configurations[0]
@@ -209,94 +213,25 @@ def _autotuned(
 _AUTOTUNED: weakref.WeakKeyDictionary[TritonKernel, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-@dataclass
-class _Layout:
-    """jax-triton's order of one call's parameters, built from the kernel's signature."""
+def _aliases(layout: OutputsLast, roles: Roles, legacy: bool) -> dict[int, int]:
+    """``input_output_aliases``: outputs given as arrays start with their contents.
 
-    legacy: bool
-    positional: list[tuple[str, bool]] = field(default_factory=list)
-    constexprs: list[tuple[str, bool]] = field(default_factory=list)
-    trailing: list[tuple[str, bool]] = field(default_factory=list)
-    call: list[str] = field(default_factory=list)
-    """The generated kernel's arguments, in its order, as trampoline names."""
-    args: list[Any] = field(default_factory=list)
-    metaparams: dict[str, Any] = field(default_factory=dict)
-    scalar_names: list[str] = field(default_factory=list)
-    multiple_of_16: list[str] = field(default_factory=list)
-    array_position: dict[int, int] = field(default_factory=dict)
-    """Tensor index -> its index in ``input_output_aliases``: among the array
-    arguments (jax-triton 0.3), or among all positional arguments (0.4)."""
-
-    @classmethod
-    def of(cls, kernel: TritonKernel, roles: Roles, prepared: LaunchPlan, legacy: bool) -> _Layout:
-        layout = cls(legacy)
-        values = dict(zip((p.name for p in kernel.signature.host), prepared.arguments))
-        output_of = roles.output_of
-        for parameter in kernel.signature:
-            name = parameter.name
-            if parameter.constexpr:
-                layout.constexprs.append((name, True))
-                layout.call.append(name)
-                if name in values:
-                    layout.metaparams[name] = _plain(values[name])
-                continue
-            index = parameter.tensor_index if parameter.kind is ParameterKind.POINTER else None
-            output = output_of.get(index) if index is not None else None
-            if output is not None and roles.fresh[output]:
-                layout.call.append(output_pointer_name(output))  # jax-triton's pointer only
-                continue
-            layout.positional.append((name, False))
-            layout.call.append(name)
-            if index is not None:
-                array_count = len(layout.array_position)
-                layout.array_position[index] = array_count if legacy else len(layout.args)
-                layout.args.append(values[name])
-            else:
-                layout.add_scalar(name, values[name])
-        for output in range(len(roles.outputs)):
-            if roles.fresh[output] or legacy:
-                layout.trailing.append((output_pointer_name(output), False))
-        return layout
-
-    def add_scalar(self, name: str, value: Any) -> None:
-        """A scalar argument, typed as Triton's launcher types it, noting divisibility."""
-        value = _scalar(value, legacy=self.legacy)
-        self.scalar_names.append(name)
-        if _multiple_of_16(value):
-            self.multiple_of_16.append(name)
-        self.args.append(value)
-
-    def aliases(self, roles: Roles) -> dict[int, int]:
-        """``input_output_aliases``: outputs given as arrays start with their contents."""
-        return {
-            self.array_position[roles.outputs[output]]: output
-            for output in range(len(roles.outputs))
-            if not roles.fresh[output]
-        }
-
-    def trampoline(self, kernel_name: str) -> Trampoline:
-        return Trampoline(
-            name=trampoline_name(kernel_name, "jax_triton"),
-            parameters=tuple(self.positional + self.trailing + self.constexprs),
-            call=tuple(self.call),
-            multiple_of_16=tuple(self.multiple_of_16),
-        )
-
-
-_TRAMPOLINES: weakref.WeakKeyDictionary[TritonKernel, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
+    Each is indexed among the array arguments (jax-triton 0.3) or among all
+    positional arguments (0.4).
+    """
+    positions = layout.tensor_positions
+    among_arrays = {index: rank for rank, index in enumerate(positions)}
+    place = among_arrays if legacy else positions
+    return {
+        place[roles.outputs[output]]: output
+        for output in range(len(roles.outputs))
+        if not roles.fresh[output]
+    }
 
 
 def trampoline_for(kernel: TritonKernel, layout: Trampoline) -> Any:
-    """The trampoline ``@triton.jit`` function for ``layout`` (cached per kernel)."""
-    cached = _TRAMPOLINES.setdefault(kernel, {})
-    key = (layout.parameters, layout.call, layout.multiple_of_16)
-    function = cached.get(key)
-    if function is None:
-        function = layout.load(kernel.function)
-        cached[key] = function
-    return function
+    """The trampoline ``@triton.jit`` function for ``layout`` (loaded once per kernel)."""
+    return trampoline_function(kernel, layout)
 
 
 # ---------------------------------------------------------------- choosing the launcher
@@ -370,11 +305,6 @@ def _programs(grid: Sequence[int]) -> int:
 def _plain(value: Any) -> Any:
     """A Python scalar from a host-computed value (numpy scalars included)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _multiple_of_16(value: Any) -> bool:
-    """Whether Triton's launcher would mark ``value`` divisible by 16 (ints, not bools)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
 
 
 def _scalar(value: Any, *, legacy: bool) -> Any:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, ClassVar
 
 import paddle
 
@@ -37,8 +37,8 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime.adapter import Adapter, cuda_index
 from ninetoothed.runtime.binding import BoundCall
-from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
-from nt_paddle import static
+from ninetoothed.runtime.hookspecs import AutodiffBinding, GeneratedKernel, HostReads, TensorInfo
+from nt_paddle import autograd, static
 from nt_paddle.autograd import refuse_grad
 from nt_triton import dlpack_views, torch_module
 
@@ -94,6 +94,7 @@ class PaddleAdapter(Adapter):
     # Under to_static a warm kernel's call is its fast path: the call guard must come
     # first there too (nt_paddle.static), or SOT simulates the fast path's misses.
     guards_fast_path = True
+    autodiff: ClassVar[AutodiffBinding | None] = autograd
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer, from Paddle's API.
@@ -142,16 +143,13 @@ class PaddleAdapter(Adapter):
         # The CUDA stream protocol: (version, cudaStream_t as an int).
         return int(stream.__cuda_stream__()[1])
 
-    def fast_path(self, kernel: Any, miss: Any) -> Any:
-        """nt-triton's fast path with Paddle's reads (:mod:`nt_paddle.fastpath`)."""
-        make = getattr(kernel, "fast_launcher", None)
-        if make is None or kernel.interpreting:
-            return None
-        from nt_paddle import fastpath
-
+    def host_reads(self) -> HostReads:
+        """Paddle's reads (:mod:`nt_paddle.fastpath`), made once per process."""
         if not _READS:
+            from nt_paddle import fastpath
+
             _READS.append(fastpath.host_reads(_cuda_device))
-        return make(_READS[0], miss)
+        return _READS[0]
 
     def device_guard(self, device: str) -> AbstractContextManager[None] | None:
         """Make the tensors' GPU the CUDA current device for the launch."""
@@ -193,7 +191,7 @@ class PaddleAdapter(Adapter):
                     staged.original.copy_(paddle.from_dlpack(staged.converted))
 
 
-_READS: list[Any] = []
+_READS: list[HostReads] = []
 
 # Paddle is imported now: kernels made before it get nt-paddle's call guard.
 plugins.refresh_call_guard()

@@ -1,7 +1,7 @@
 """How the fast path reads Paddle tensors and asks Paddle for devices and streams.
 
 :func:`host_reads` is what :class:`nt_paddle.adapter.PaddleAdapter` gives
-nt-triton's fast path (:mod:`nt_triton._launch.launcher`): per tensor
+the kernel's fast path (:class:`ninetoothed.runtime.hookspecs.FastPath`): per tensor
 ``data_ptr()``, ``shape`` and ``strides`` (as tuples: Paddle's are not
 hashable), ``dtype`` (its identity, :func:`dtype_read`) and
 ``get_device()``; Paddle's current raw stream; the CUDA current device
@@ -25,7 +25,7 @@ from typing import Any
 
 import paddle
 
-from nt_triton import HostReads
+from ninetoothed.runtime.hookspecs import HostReads
 
 
 def _slow_stream(index: int) -> int:

@@ -11,16 +11,26 @@ Kernels work under ``torch.compile(fullgraph=True)`` and ``torch.func.vmap``
 (through custom operators, :mod:`nt_torch.launch_operator`); :func:`custom_op`
 registers one under a name of your choosing.
 
+The kernel library's ops are :mod:`nt_torch.ops` (``nt_torch.ops.mm(a, b)``),
+imported on first access.
+
 Importing this package imports neither PyTorch nor Triton.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ninetoothed import jit, make
+from ninetoothed.runtime.plugins import lazy_submodules
+
+if TYPE_CHECKING:
+    from nt_torch import ops
+
+__getattr__ = lazy_submodules(__name__, ("ops",))
+"""``nt_torch.ops`` (the kernel library's ops) is imported on first access."""
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "custom_op", "jit", "make"]
+__all__ = ["__version__", "custom_op", "jit", "make", "ops"]
 
 
 def custom_op(name: str, kernel: Any) -> Any:

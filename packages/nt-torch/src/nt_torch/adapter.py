@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -19,8 +19,15 @@ from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import Adapter, cuda_index
 from ninetoothed.runtime.binding import BoundCall
-from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
-from nt_torch import jagged, launch_operator
+from ninetoothed.runtime.hookspecs import (
+    AutodiffBinding,
+    FastPath,
+    GeneratedKernel,
+    HostReads,
+    Miss,
+    TensorInfo,
+)
+from nt_torch import autograd, jagged, launch_operator
 from nt_torch.autograd import refuse_grad
 from nt_torch.tracing import is_compiling, traced
 
@@ -32,6 +39,7 @@ class TorchAdapter(Adapter):
     distribution = "nt-torch"
     tensor_types = (torch.Tensor, torch.nn.Parameter)  # Parameter: remembered by type too
     gpu_hint = "move them to CUDA"
+    autodiff: ClassVar[AutodiffBinding | None] = autograd
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer (0 while Dynamo
@@ -89,14 +97,21 @@ class TorchAdapter(Adapter):
         """The template's call, without the routing (what the custom operators run)."""
         Adapter.call(self, kernel, args, kwargs)
 
-    def fast_path(self, kernel: Any, miss: Any) -> Any:
-        """nt-triton's fast path with PyTorch's reads (:mod:`nt_torch.fastpath`)."""
-        make = getattr(kernel, "fast_launcher", None)
-        if make is None or kernel.interpreting or kernel.spec.jagged_parameters:
-            return None
-        from nt_torch import fastpath
+    def host_reads(self) -> HostReads:
+        """PyTorch's reads (:mod:`nt_torch.fastpath`), made once per process: they ask
+        CUDA how many devices there are."""
+        if not _READS:
+            from nt_torch import fastpath
 
-        return make(_reads(fastpath), miss)
+            _READS.append(fastpath.host_reads())
+        return _READS[0]
+
+    def fast_path(self, kernel: GeneratedKernel, miss: Miss) -> FastPath | None:
+        """The kernel's fast path with PyTorch's reads; none for jagged parameters (nested
+        tensors are bound by :mod:`.jagged`, not read as plain tensors)."""
+        if kernel.spec.jagged_parameters:
+            return None
+        return super().fast_path(kernel, miss)
 
     def aot_reads(self) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
         """What a C library's fast path reads of a tensor: the facts its checks depend on
@@ -134,14 +149,7 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return name if name is not None else name_of(dtype)
 
 
-_READS: list[Any] = []
-
-
-def _reads(fastpath: Any) -> Any:
-    """The fast path's reads, made once (they ask CUDA how many devices there are)."""
-    if not _READS:
-        _READS.append(fastpath.host_reads())
-    return _READS[0]
+_READS: list[HostReads] = []
 
 
 _DEVICE_NAMES: dict[torch.device, str] = {}

@@ -1,7 +1,7 @@
 """How the fast path reads PyTorch tensors and asks PyTorch for devices and streams.
 
 :func:`host_reads` is what :class:`nt_torch.adapter.TorchAdapter` gives
-nt-triton's fast path (:mod:`nt_triton._launch.launcher`): the reads per
+the kernel's fast path (:class:`ninetoothed.runtime.hookspecs.FastPath`): the reads per
 tensor (``data_ptr()``, ``shape``, ``stride()``, ``dtype``,
 ``get_device()``), PyTorch's cheapest calls for the current device and raw
 stream (``torch._C._cuda_getDevice``, ``torch._C._cuda_getCurrentRawStream``:
@@ -23,8 +23,8 @@ from typing import Any, cast
 
 import torch
 
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_torch.tracing import traced
-from nt_triton import HostReads
 
 KEY_READS = ("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()")
 """What keys a plan, per tensor."""

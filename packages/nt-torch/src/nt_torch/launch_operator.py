@@ -76,7 +76,7 @@ def _number(adapter: Any, kernel: GeneratedKernel) -> str:
     Registered only when not traced: Dynamo replays a traced store after the
     graph runs, and some versions refuse to pass our objects to a function
     it assumes constant.  A kernel first met while tracing is found at launch
-    through nt-triton's registry of loaded kernels (:func:`_registered`).
+    by its backend (:func:`_entry`).
     """
     number = kernel.source_path
     if not torch.compiler.is_compiling() and number not in _kernels:
@@ -101,15 +101,16 @@ _entries: dict[str, _Entry] = {}
 def _entry(number: str, tensors: list[Any]) -> _Entry:
     """The kernel loaded from ``number`` and the adapter of its tensors (once per kernel).
 
-    A kernel first met while tracing was not registered (:func:`_number`): it
-    is found through nt-triton's registry of loaded kernels.
+    A kernel first met while tracing was not registered (:func:`_number`): the
+    backend that made it finds it by its source file
+    (:func:`ninetoothed.runtime.plugins.loaded_kernel`).
     """
     registered = _kernels.get(number)
     if registered is None:
         from ninetoothed.runtime import plugins
-        from nt_triton import LOADED
 
-        registered = _kernels[number] = (LOADED[number], plugins.adapter_for(tensors[0]))
+        kernel = plugins.loaded_kernel(number)
+        registered = _kernels[number] = (kernel, plugins.adapter_for(tensors[0]))
     kernel, adapter = registered
     written = kernel.outputs
     parameters = kernel.spec.parameters

@@ -4,9 +4,9 @@ Under ``torch.compile`` a kernel call is a node of ``ninetoothed::launch``
 (:mod:`nt_torch.launch_operator`) or of an operator registered with
 :func:`nt_torch.custom_op`, and the compiled graph calls the operator's
 implementation every time it runs.  :func:`launcher` gives that
-implementation the launch an eager call gets on the GPU: nt-triton's hot
-function (:mod:`nt_triton._launch.launcher`), over the same plans as the
-kernel's eager calls, keyed on the tensors' shapes, strides, dtypes and
+implementation the launch an eager call gets on the GPU: the hot function of
+the kernel's :class:`~ninetoothed.runtime.hookspecs.FastPath`, over the same
+plans as the kernel's eager calls, keyed on the tensors' shapes, strides, dtypes and
 devices.  A call it has a plan for reads the pointers and launches; a call it
 has none for (a first call, new shapes, wrong arguments) takes the adapter's
 full path, :meth:`~nt_torch.adapter.TorchAdapter.launch_eagerly` (validation,
@@ -25,7 +25,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ninetoothed.runtime.hookspecs import GeneratedKernel
+from ninetoothed.runtime.hookspecs import FastPath, GeneratedKernel
 
 __all__ = ["launcher", "reorder"]
 
@@ -39,10 +39,9 @@ def launcher(adapter: Any, kernel: GeneratedKernel) -> Launch:
     def validated(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         adapter.launch_eagerly(kernel, args, kwargs)
 
-    fast = None if kernel.interpreting else adapter.launcher(kernel)
+    fast: FastPath | None = None if kernel.interpreting else adapter.launcher(kernel)
     if fast is not None:
-        hot: Launch = fast.hot(validated)
-        return hot
+        return fast.hot(validated)
 
     def eager(*args: Any, **kwargs: Any) -> None:
         validated(args, kwargs)

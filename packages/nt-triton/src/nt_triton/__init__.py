@@ -11,11 +11,14 @@ NineToothed keeps what it generates, and how to size and clear it) and
 module is internal (``_codegen``, ``_launch``, ``_kernel`` …: a ``_`` in the
 path); ``docs/design.md`` maps them.
 
-The names below are what framework adapters use today: the generated kernel
-(:class:`TritonKernel`, its :class:`LaunchPlan`, :data:`LOADED`), the fast
-path's reads (:class:`HostReads`), the kernel ABI (:class:`ParameterKind`),
-trampolines (:class:`Trampoline` and the names it uses), compile errors
-(:func:`compile_errors_named`) and the interpreter's torch interop.  They are
+The names below are the contract adapters and the ahead-of-time builder
+may rely on beyond :mod:`ninetoothed.runtime.hookspecs`: the generated kernel
+(:class:`TritonKernel` and its :class:`LaunchPlan`, for launchers that run
+Triton kernels themselves), another launcher's parameter order
+(:func:`outputs_last`, :class:`OutputsLast`, :class:`Trampoline`,
+:func:`trampoline_function`), compile errors named after the application
+(:func:`compile_errors_named`), the interpreter's torch interop, and the
+modules nt-triton's fingerprints version (:data:`VERSIONED_MODULES`).  They are
 imported on first use, so that loading the entry point stays cheap (every
 ``ninetoothed`` process loads it; Triton is imported only when a kernel is made).
 """
@@ -26,11 +29,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 from nt_triton._version import VERSION as __version__
+from nt_triton._version import VERSIONED_MODULES
 
 if TYPE_CHECKING:
-    from nt_triton._abi import ParameterKind
-    from nt_triton._codegen.naming import output_pointer as output_pointer_name
-    from nt_triton._codegen.naming import trampoline as trampoline_name
     from nt_triton._failures import compile_errors_named
     from nt_triton._host import LaunchPlan
     from nt_triton._interop import (
@@ -41,34 +42,30 @@ if TYPE_CHECKING:
         to_numpy,
         torch_module,
     )
-    from nt_triton._kernel import LOADED, TritonKernel
-    from nt_triton._launch.reads import HostReads
-    from nt_triton._trampoline import Trampoline
+    from nt_triton._kernel import TritonKernel
+    from nt_triton._trampoline import OutputsLast, Trampoline, outputs_last, trampoline_function
 
 __all__ = [
-    "LOADED",
-    "HostReads",
     "LaunchPlan",
-    "ParameterKind",
+    "OutputsLast",
     "Trampoline",
     "TritonKernel",
+    "VERSIONED_MODULES",
     "__version__",
     "compile_errors_named",
     "dlpack_views",
     "empty_tensor",
     "from_buffer",
     "from_numpy",
-    "output_pointer_name",
+    "outputs_last",
     "to_numpy",
     "torch_module",
-    "trampoline_name",
+    "trampoline_function",
 ]
 
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "LOADED": ("nt_triton._kernel", "LOADED"),
-    "HostReads": ("nt_triton._launch.reads", "HostReads"),
     "LaunchPlan": ("nt_triton._host", "LaunchPlan"),
-    "ParameterKind": ("nt_triton._abi", "ParameterKind"),
+    "OutputsLast": ("nt_triton._trampoline", "OutputsLast"),
     "Trampoline": ("nt_triton._trampoline", "Trampoline"),
     "TritonKernel": ("nt_triton._kernel", "TritonKernel"),
     "compile_errors_named": ("nt_triton._failures", "compile_errors_named"),
@@ -76,10 +73,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "empty_tensor": ("nt_triton._interop", "empty_tensor"),
     "from_buffer": ("nt_triton._interop", "from_buffer"),
     "from_numpy": ("nt_triton._interop", "from_numpy"),
-    "output_pointer_name": ("nt_triton._codegen.naming", "output_pointer"),
+    "outputs_last": ("nt_triton._trampoline", "outputs_last"),
     "to_numpy": ("nt_triton._interop", "to_numpy"),
     "torch_module": ("nt_triton._interop", "torch_module"),
-    "trampoline_name": ("nt_triton._codegen.naming", "trampoline"),
+    "trampoline_function": ("nt_triton._trampoline", "trampoline_function"),
 }
 """Each re-exported name: the internal module defining it, and its name there."""
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.aliasing import Aliasing
-from ninetoothed.runtime.hookspecs import PreparedLaunch
+from ninetoothed.runtime.hookspecs import HostReads, Miss, PreparedLaunch
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _failures as failures
 from nt_triton import _tuning as tuning
@@ -30,7 +30,6 @@ from nt_triton._abi import KernelSignature
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import HostFunction, LaunchPlan, compile_host
 from nt_triton._launch.launcher import FastLauncher
-from nt_triton._launch.reads import HostReads
 from nt_triton.cache import _memos
 from nt_triton.cache import _sources as sources
 from nt_triton.tuner._core import Tuner
@@ -126,9 +125,7 @@ class TritonKernel:
             failures.application_location(self.spec.application),
         )
 
-    def fast_launcher(
-        self, reads: HostReads, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]
-    ) -> FastLauncher:
+    def fast_launcher(self, reads: HostReads, miss: Miss) -> FastLauncher:
         """The per-call fast path for a framework (:mod:`nt_triton._launch.launcher`).
 
         ``reads`` says how the framework's tensors are read; ``miss(args,

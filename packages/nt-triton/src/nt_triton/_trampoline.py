@@ -6,18 +6,28 @@ while generated kernels take each tensor's pointer at its parameter's place.
 A trampoline is a small ``@triton.jit`` function with the launcher's order
 that calls the generated kernel; Triton inlines the call, so it costs nothing
 at run time.  It is generated here, with the kernel, so that framework
-adapters never write source code themselves.
+adapters never write source code themselves: :func:`outputs_last` lays out
+one call in the outputs-last order (jax-triton's) from the kernel's typed
+signature, and :func:`trampoline_function` loads its trampoline (once per
+kernel and order).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
+from nt_triton._abi import ParameterKind
 from nt_triton._codegen import naming
 from nt_triton.cache import _sources as sources
 
-__all__ = ["Trampoline"]
+if TYPE_CHECKING:
+    from nt_triton._host import LaunchPlan
+    from nt_triton._kernel import TritonKernel
+
+__all__ = ["OutputsLast", "Trampoline", "outputs_last", "trampoline_function"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +80,118 @@ class Trampoline:
         path = sources.store(self.source(), self.name)
         module = sources.load(path, {naming.CALLEE: kernel_function})
         return getattr(module, self.name)
+
+
+@dataclass(frozen=True)
+class OutputsLast:
+    """One call laid out in the outputs-last order (:func:`outputs_last`)."""
+
+    trampoline: Trampoline
+    """The trampoline's signature and its call of the generated kernel."""
+
+    args: tuple[Any, ...]
+    """The launcher's positional arguments: tensors (as given) and run-time scalars, in
+    signature order, a fresh output's tensor left out."""
+
+    tensor_positions: dict[int, int]
+    """Tensor index -> its index in :attr:`args`, for the tensors passed there (in order)."""
+
+    constexprs: dict[str, Any]
+    """The host-computed constexpr values, by name (the launcher passes them by keyword;
+    tuned meta values are the launcher's to add)."""
+
+    scalar_names: tuple[str, ...]
+    """The run-time scalar parameters among :attr:`args` (sizes, strides), in order."""
+
+
+@dataclass
+class _Order:
+    """:func:`outputs_last` under way."""
+
+    positional: list[tuple[str, bool]] = field(default_factory=list)
+    constexprs: list[tuple[str, bool]] = field(default_factory=list)
+    call: list[str] = field(default_factory=list)
+    args: list[Any] = field(default_factory=list)
+    tensor_positions: dict[int, int] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+    scalar_names: list[str] = field(default_factory=list)
+    multiple_of_16: list[str] = field(default_factory=list)
+
+
+def outputs_last(
+    kernel: TritonKernel,
+    plan: LaunchPlan,
+    tensors: Sequence[Any],
+    outputs: Sequence[int],
+    fresh: Sequence[bool],
+    *,
+    every_output_last: bool,
+    scalar: Callable[[Any], Any] = lambda value: value,
+) -> OutputsLast:
+    """Lay out a call for a launcher that passes outputs last (jax-triton's order).
+
+    ``plan`` is ``kernel.prepare``'s for the call, ``tensors`` the objects the
+    launcher takes for the tensor parameters (in order), ``outputs`` the tensor
+    index of each output and ``fresh`` whether each output has no input buffer
+    (then only its trailing pointer reaches the kernel).  The launcher passes the
+    positional arguments, then one pointer per fresh output (per output, if
+    ``every_output_last``: jax-triton 0.3 passes aliased outputs there too), then
+    the constexprs by name.  ``scalar`` types a run-time scalar as the launcher
+    would (its result decides divisibility by 16, which the trampoline states).
+    """
+    order = _Order()
+    values = dict(zip((p.name for p in kernel.signature.host), plan.arguments))
+    output_of = dict(zip(outputs, range(len(outputs))))
+    for parameter in kernel.signature:
+        name = parameter.name
+        if parameter.constexpr:
+            order.constexprs.append((name, True))
+            order.call.append(name)
+            if name in values:
+                order.values[name] = values[name]
+            continue
+        index = parameter.tensor_index if parameter.kind is ParameterKind.POINTER else None
+        output = output_of.get(index) if index is not None else None
+        if output is not None and fresh[output]:
+            order.call.append(naming.output_pointer(output))  # the launcher's pointer only
+            continue
+        order.positional.append((name, False))
+        order.call.append(name)
+        if index is not None:
+            order.tensor_positions[index] = len(order.args)
+            order.args.append(tensors[index])
+        else:
+            value = scalar(values[name])
+            order.scalar_names.append(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0:
+                order.multiple_of_16.append(name)
+            order.args.append(value)
+    trailing = [
+        (naming.output_pointer(output), False)
+        for output in range(len(outputs))
+        if fresh[output] or every_output_last
+    ]
+    trampoline = Trampoline(
+        name=naming.trampoline(kernel.spec.name, "outputs_last"),
+        parameters=tuple(order.positional + trailing + order.constexprs),
+        call=tuple(order.call),
+        multiple_of_16=tuple(order.multiple_of_16),
+    )
+    return OutputsLast(trampoline, tuple(order.args), order.tensor_positions, order.values,
+                       tuple(order.scalar_names))  # fmt: skip
+
+
+_LOADED: weakref.WeakKeyDictionary[TritonKernel, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def trampoline_function(kernel: TritonKernel, trampoline: Trampoline) -> Any:
+    """The ``@triton.jit`` function of ``trampoline`` calling ``kernel`` (loaded once per
+    kernel and trampoline)."""
+    loaded = _LOADED.setdefault(kernel, {})
+    key = (trampoline.parameters, trampoline.call, trampoline.multiple_of_16)
+    function = loaded.get(key)
+    if function is None:
+        function = loaded[key] = trampoline.load(kernel.function)
+    return function

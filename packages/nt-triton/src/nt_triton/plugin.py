@@ -9,6 +9,7 @@ generated, and the cache's command only when the command line is built.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import TYPE_CHECKING
 
 from ninetoothed.runtime.hookspecs import hookimpl
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import argparse
 
     from nt_triton._backend import TritonBackend
+    from nt_triton._kernel import TritonKernel
     from nt_triton.aot import TritonBuilder
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "ninetoothed_ahead_of_time_builder",
     "ninetoothed_cli_commands",
     "ninetoothed_codegen_backend",
+    "ninetoothed_loaded_kernel",
 ]
 
 BACKEND_NAME = "triton"
@@ -60,6 +63,17 @@ def ninetoothed_cli_commands(
 
     cache_commands.add_commands(subparsers)
     tune_commands.add_commands(subparsers)
+
+
+@hookimpl
+def ninetoothed_loaded_kernel(source_path: str) -> TritonKernel | None:
+    """The kernel made in this process from ``source_path`` (None before any kernel is made:
+    then nt-triton's kernel module, and Triton, are not even imported)."""
+    module = sys.modules.get("nt_triton._kernel")
+    if module is None:
+        return None
+    found: TritonKernel | None = module.LOADED.get(source_path)
+    return found
 
 
 @hookimpl

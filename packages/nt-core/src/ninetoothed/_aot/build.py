@@ -94,9 +94,7 @@ class _Request:
         output_dir = files.prepare_output_dir("build", self.output_dir)
         specs = [variant.spec for variant in variants.variants]
         described = [(v.key, v.meta, v.label) for v in variants.variants]
-        stamp = files.stamp(
-            specs, builder.stamp(), self.target, self.caller, variants.key_names, described
-        )
+        stamp = files.stamp(specs, builder, self.target, self.caller, variants.key_names, described)
         library = files.load_if_current(output_dir, self.kernel_name, stamp)
         if library is None:
             library = builder.build(

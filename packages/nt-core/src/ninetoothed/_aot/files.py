@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ninetoothed.aot import CLibrary
+from ninetoothed.runtime.hookspecs import AheadOfTimeBuilder
 from ninetoothed.spec.fingerprint import spec_fingerprint
 from ninetoothed.spec.kernel_spec import KernelSpec
 
@@ -50,15 +51,17 @@ def prepare_output_dir(function: str, output_dir: Path) -> Path:
     return path
 
 
-def stamp(specs: Iterable[KernelSpec], *parts: object) -> str | None:
-    """The fingerprint of ``specs`` and ``parts`` (reprs), or None when a spec has none."""
+def stamp(specs: Iterable[KernelSpec], builder: AheadOfTimeBuilder, *parts: object) -> str | None:
+    """The fingerprint of ``specs``, ``builder``'s stamp and ``parts`` (reprs), or None when a
+    spec has none (the specs' fingerprints name what the builder versions)."""
     digest = hashlib.sha256()
+    versioned = builder.versioned_modules()
     for spec in specs:
-        fingerprint = spec_fingerprint(spec)
+        fingerprint = spec_fingerprint(spec, versioned=versioned)
         if fingerprint is None:
             return None
         digest.update(fingerprint.encode())
-    for part in parts:
+    for part in (builder.stamp(), *parts):
         digest.update(repr(part).encode())
     return digest.hexdigest()
 

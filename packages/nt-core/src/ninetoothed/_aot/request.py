@@ -46,7 +46,7 @@ class Request:
         check_spec(spec)
         builder = plugins.ahead_of_time_builder(self.caller)
         output_dir = files.prepare_output_dir("make", self.output_dir)
-        stamp = files.stamp([spec], builder.stamp(), self.target, self.caller)
+        stamp = files.stamp([spec], builder, self.target, self.caller)
         library = files.load_if_current(output_dir, spec.name, stamp)
         if library is None:
             library = builder.make(

@@ -13,10 +13,12 @@ subclass names its tensor types and supplies the hooks:
 :meth:`~Adapter.describe` (required), and where the defaults do not fit,
 :meth:`~Adapter.pointers` (what the backend gets for each tensor on the GPU),
 :meth:`~Adapter.placeholder` (a stand-in for a parameter a call leaves unused),
-:meth:`~Adapter.launch_stream`, :meth:`~Adapter.device_guard` and
-:meth:`~Adapter.launch_interpreted` (handing tensors to the interpreter).
-Functional frameworks (JAX) override :meth:`~Adapter.call` for their own
-convention and reuse :meth:`~Adapter.bind` and :func:`require_gpu`.
+:meth:`~Adapter.launch_stream`, :meth:`~Adapter.device_guard`,
+:meth:`~Adapter.launch_interpreted` (handing tensors to the interpreter) and
+:meth:`~Adapter.host_reads` (how the backend's per-call fast path reads the
+framework's tensors).  Functional frameworks (JAX) override
+:meth:`~Adapter.call` for their own convention and reuse :meth:`~Adapter.bind`
+and :func:`require_gpu`.
 
 Whether the backend interprets is asked of the generated kernel
 (``kernel.interpreting``), so the core never imports the backend.
@@ -32,7 +34,14 @@ from typing import Any, ClassVar
 
 from ninetoothed.errors import AdapterNotFoundError, LaunchError
 from ninetoothed.runtime.binding import BoundCall, bind_call
-from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
+from ninetoothed.runtime.hookspecs import (
+    AutodiffBinding,
+    FastPath,
+    GeneratedKernel,
+    HostReads,
+    Miss,
+    TensorInfo,
+)
 
 __all__ = ["Adapter", "cuda_index", "require_gpu"]
 
@@ -74,12 +83,17 @@ class Adapter:
     """The framework's tensor types (subclasses count too)."""
 
     gpu_hint: ClassVar[str] = "move them to the GPU"
+    """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
 
     writes_in_place: ClassVar[bool] = True
     """Whether kernels write into the tensors passed in (PyTorch, PaddlePaddle); a
     functional framework's arrays are immutable (JAX), so C libraries, which write
     through the pointers they get, refuse them."""
-    """How to put this framework's tensors on a GPU, for the error of a CPU launch."""
+
+    autodiff: ClassVar[AutodiffBinding | None] = None
+    """The framework's binding of ``functional`` and ``differentiable`` (a module with
+    ``run``, ``concat`` and ``differentiate``), or None (the default): the framework's
+    tensors then take no part in them."""
 
     guards_fast_path: ClassVar[bool] = False
     """Whether the kernel's fast path (its ``__call__`` after a first GPU call) calls
@@ -131,20 +145,34 @@ class Adapter:
         """Launch through the backend's interpreter (default: hand the tensors as they are)."""
         kernel.launch(kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars), 0)
 
-    def fast_path(self, kernel: GeneratedKernel, miss: Callable[..., Any]) -> Any:
-        """The backend's per-call fast path for this framework, or None (the default).
+    def tracing(self) -> bool:
+        """Whether a compiler traces the current call (default: never)."""
+        return False
 
-        Returns an object whose ``call(*args, **kwargs)`` launches, sending calls
-        it has no plan for to ``miss(args, kwargs)``, and whose
-        ``launch_bound(bound, args, kwargs)`` launches a validated call and
-        remembers its plan.  Adapters whose backend offers one (nt-triton's
-        ``fast_launcher``) override this; it is asked on the GPU only.
-        """
+    def host_reads(self) -> HostReads | None:
+        """How the backend's fast path reads this framework's tensors and asks its
+        runtime for devices and streams; None (the default): no fast path."""
         return None
 
-    def launcher(self, kernel: GeneratedKernel, miss: Callable[..., Any] | None = None) -> Any:
+    def fast_path(self, kernel: GeneratedKernel, miss: Miss) -> FastPath | None:
+        """The kernel's per-call fast path for this framework, or None.
+
+        The default asks the kernel (:meth:`GeneratedKernel.fast_launcher`) with
+        :meth:`host_reads`, unless the backend interprets.  A :class:`FastPath`'s ``call``
+        launches, sending calls it has no plan for to ``miss(args, kwargs)``, and
+        its ``launch_bound(bound, args, kwargs)`` launches a validated call and
+        remembers its plan.
+        """
+        if kernel.interpreting:
+            return None
+        reads = self.host_reads()
+        return None if reads is None else kernel.fast_launcher(reads, miss)
+
+    def launcher(self, kernel: GeneratedKernel, miss: Miss | None = None) -> FastPath | None:
         """This adapter's fast path for ``kernel`` (made once), or None."""
-        launchers = self.__dict__.setdefault("_launchers", weakref.WeakKeyDictionary())
+        launchers: weakref.WeakKeyDictionary[GeneratedKernel, FastPath | None] = (
+            self.__dict__.setdefault("_launchers", weakref.WeakKeyDictionary())
+        )
         launcher = launchers.get(kernel)
         if launcher is None and kernel not in launchers:
             launcher = self.fast_path(kernel, miss or self._missed(kernel))

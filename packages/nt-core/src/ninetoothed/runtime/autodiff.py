@@ -27,19 +27,20 @@ kernels, functional kernels and the tensor operators the three frameworks share
 (``+ - * / @``, ``.T``).
 
 Frameworks do the work in their packages (``nt_torch.autograd``,
-``nt_paddle.autograd``, ``nt_jax.autodiff``), found by the adapter name of the
-first tensor argument; the core imports no framework.
+``nt_paddle.autograd``, ``nt_jax.autodiff``): the adapter of the first tensor
+argument names its binding (:attr:`~ninetoothed.runtime.hookspecs.FrameworkAdapter.autodiff`,
+an :class:`~ninetoothed.runtime.hookspecs.AutodiffBinding`); the core imports no
+framework and names none.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime import plugins
+from ninetoothed.runtime.hookspecs import AutodiffBinding, FrameworkAdapter
 from ninetoothed.runtime.make import Kernel
 
 __all__ = [
@@ -51,18 +52,6 @@ __all__ = [
     "differentiable",
     "functional",
 ]
-
-BINDINGS: dict[str, str] = {
-    "torch": "nt_torch.autograd",
-    "paddle": "nt_paddle.autograd",
-    "jax": "nt_jax.autodiff",
-}
-"""Adapter name -> the module that runs declarations on that framework's tensors.
-
-Each module has ``run(functional, args, kwargs) -> tuple`` (a functional
-call), ``concat(tensors, axis)`` (for :mod:`ninetoothed.library.gradients`) and
-``differentiate(declaration) -> callable`` (the framework's custom
-gradient function of a :class:`Differentiable`)."""
 
 OutputRule = str | Callable[..., tuple[Any, ...]]
 """How an output written only is allocated: like an input (its name), or
@@ -205,10 +194,10 @@ class Differentiable:
         plugins.call_guard()
         if isinstance(self.forward, Functional):
             self.forward.check_arity(args)
-        framework = _framework(self.name, args)
+        framework, binding = _framework(self.name, args)
         function = self._per_framework.get(framework)
         if function is None:
-            function = self._per_framework[framework] = _module(framework).differentiate(self)
+            function = self._per_framework[framework] = binding.differentiate(self)
         return function(*args, **kwargs)
 
     def gradients(
@@ -319,29 +308,30 @@ def _output_rules(
     return rules
 
 
-def _framework(name: str, args: tuple[Any, ...]) -> str:
+def binding_of(tensor: Any) -> AutodiffBinding:
+    """The autodiff binding of ``tensor``'s framework (its adapter's ``autodiff``)."""
+    return _framework("binding_of", (tensor,))[1]
+
+
+def _binding(name: str, args: tuple[Any, ...]) -> AutodiffBinding:
+    return _framework(name, args)[1]
+
+
+def _framework(name: str, args: tuple[Any, ...]) -> tuple[str, AutodiffBinding]:
+    """The framework name and autodiff binding of the first argument whose framework has
+    one (Python scalars skipped)."""
+    without: list[FrameworkAdapter] = []
     for argument in args:
         if isinstance(argument, (bool, int, float, complex, str, bytes, type(None))):
             continue
-        framework = plugins.adapter_for(argument).name
-        if framework in BINDINGS:
-            return framework
+        adapter = plugins.adapter_for(argument)
+        binding = adapter.autodiff
+        if binding is not None:
+            return adapter.name, binding
+        without.append(adapter)
+    if without:
+        raise LaunchError(
+            f"{name}: the {without[0].name} adapter ({without[0].distribution}) binds no "
+            "autodiff, which functional and differentiable calls need"
+        )
     raise LaunchError(f"{name}: no tensor among the arguments to tell the framework by")
-
-
-def binding_of(tensor: Any) -> Any:
-    """The framework binding module of ``tensor`` (see :data:`BINDINGS`)."""
-    return _module(_framework("binding_of", (tensor,)))
-
-
-def _binding(name: str, args: tuple[Any, ...]) -> Any:
-    return _module(_framework(name, args))
-
-
-def _module(framework: str) -> Any:
-    """The framework's binding module; from ``sys.modules`` when imported already.
-
-    (Dynamo cannot trace ``importlib``; the adapters import their bindings.)
-    """
-    name = BINDINGS[framework]
-    return sys.modules.get(name) or importlib.import_module(name)

@@ -7,17 +7,21 @@ Two kinds of plugin exist:
 * a **framework adapter** (``nt-torch``, ``nt-paddle``, ``nt-jax``) recognises
   a host tensor, describes it (shape, strides, dtype, device, data pointer)
   and launches a generated kernel on it, through the kernel's surface only
-  (signature, configurations, ``prepare``/``launch``).
+  (signature, configurations, ``prepare``/``launch``, and the per-call
+  :class:`FastPath` a kernel makes from the adapter's :class:`HostReads`).
 
 Plugins are found through the ``ninetoothed`` entry-point group when their
 distribution is installed, or registered by hand with
 :func:`ninetoothed.runtime.plugins.register`.  The core never imports a backend or a
-framework; it only calls these hooks.
+framework; it only calls these hooks and the members declared here.
+``docs/adapters.md`` walks through writing an adapter against this contract.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 import pluggy
@@ -31,10 +35,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AheadOfTimeBuilder",
+    "AutodiffBinding",
     "CodegenBackend",
     "Configuration",
+    "FastPath",
     "FrameworkAdapter",
     "GeneratedKernel",
+    "HostReads",
+    "Miss",
     "NineToothedSpec",
     "PROJECT_NAME",
     "PreparedLaunch",
@@ -120,6 +128,97 @@ class PreparedLaunch(Protocol):
         """Meta values the caller pinned (tuning skipped), or ``None``."""
 
 
+Miss = Callable[[tuple[Any, ...], dict[str, Any]], Any]
+"""``miss(args, kwargs)``: where a fast path sends a call it has no plan for (full
+validation, then :meth:`FastPath.launch_bound`)."""
+
+
+@dataclass(frozen=True)
+class HostReads:
+    """How a framework's tensors are read, and what its runtime is asked, on the fast path.
+
+    An adapter gives one to :meth:`GeneratedKernel.fast_launcher`.  The
+    ``*_read`` strings are expressions on one tensor, ``{}`` standing for it
+    (``"{}.data_ptr()"``): the backend writes them into the hot function it
+    generates, so a read costs no call of ours.
+    """
+
+    pointer_read: str
+    """The tensor's device address (an int)."""
+
+    key_reads: tuple[str, ...]
+    """Hashable facts that, with alignment, fix the plan: shape, strides, dtype, device."""
+
+    device_of: Callable[[Any], int]
+    """The CUDA device index of a tensor (on a miss)."""
+
+    raw_stream: Callable[[int], int]
+    """The framework's current stream on a device, as a raw handle (the capture stream
+    while a CUDA graph is captured)."""
+
+    current_device: Callable[[], int] | None
+    """The current CUDA device; None where the process sees one GPU (nothing to check)."""
+
+    device_guard: Callable[[int], contextlib.AbstractContextManager[Any]]
+    """A context making a device current (to load a module on it, or launch on it)."""
+
+    guard: Callable[[Sequence[Any]], Callable[..., bool]] | None = None
+    """Builds, for a call's tensors, a check that other tensors match them (dtype,
+    device, shape, strides); None: the dict lookup alone."""
+
+    capturing: Callable[[], bool] = lambda: False
+    """Whether the current stream is capturing a CUDA graph (then a miss may not
+    compile or tune)."""
+
+    device_name: Callable[[int], str] = lambda index: f"cuda:{index}"
+    """The device's name (tuning results are kept per device name)."""
+
+    traced: Callable[[], bool] | None = None
+    """True while the framework traces or transforms calls (``torch.compile``,
+    ``torch.func``): such calls take the miss path, where the adapter routes
+    them (a custom operator); None: never."""
+
+    miss_when: tuple[Callable[[], bool], str] | None = None
+    """``(mode, read)``: while ``mode()`` is true, a call where ``read`` (on one tensor,
+    ``{}`` standing for it) is true of any tensor goes to the miss path whatever its
+    plan (PyTorch: grad mode on and a tensor that requires grad)."""
+
+    timer: Callable[[Callable[[], None], int], list[float]] | None = None
+    """``timer(run, count)``: milliseconds of each of ``count`` runs on the device
+    (tuning measures with it)."""
+
+    snapshot: Callable[[Any], Callable[[], None]] | None = None
+    """Copies a tensor; returns the function that copies it back (tuning restores
+    what its runs overwrite)."""
+
+
+class FastPath(Protocol):
+    """A kernel's per-call fast path for one framework (:meth:`GeneratedKernel.fast_launcher`).
+
+    Calls it has a plan for launch at once; any other goes to :attr:`miss`.
+    """
+
+    miss: Miss
+    """Where calls without a plan go (the adapter or the kernel may replace it)."""
+
+    @property
+    def call(self) -> Callable[..., Any]:
+        """The hot function: ``call(*args, **kwargs)`` launches the kernel."""
+
+    @property
+    def method(self) -> Callable[..., Any]:
+        """The hot function with a first parameter it ignores: what a kernel class's
+        ``__call__`` holds, so ``kernel(...)`` runs it with no frame in between."""
+
+    def hot(self, miss: Miss) -> Callable[..., Any]:
+        """Another hot function over the same plans, its misses sent to ``miss`` and
+        never routed for tracing (a custom operator's implementation)."""
+
+    def launch_bound(self, bound: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Launch a call the adapter validated (``bound``, a
+        :class:`~ninetoothed.runtime.binding.BoundCall`) and keep its plan."""
+
+
 @runtime_checkable
 class GeneratedKernel(Protocol):
     """What a code-generation backend returns for one :class:`KernelSpec`.
@@ -181,6 +280,10 @@ class GeneratedKernel(Protocol):
     def launch(self, plan: PreparedLaunch, stream: int = 0) -> None:
         """Launch a prepared call on ``stream`` (a raw handle; 0 on the CPU)."""
 
+    def fast_launcher(self, reads: HostReads, miss: Miss) -> FastPath | None:
+        """The per-call fast path for a framework whose tensors read as ``reads``; None
+        where the backend has none (calls then take ``prepare`` and ``launch``)."""
+
 
 @runtime_checkable
 class CodegenBackend(Protocol):
@@ -210,6 +313,16 @@ class FrameworkAdapter(Protocol):
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides, dtype, device and data pointer of ``obj``."""
 
+    @property
+    def guards_fast_path(self) -> bool:
+        """Whether a kernel's fast path calls the plugins' call guard first, as the
+        general path does (Paddle's translator needs it there)."""
+
+    @property
+    def autodiff(self) -> AutodiffBinding | None:
+        """How declarations (``functional``, ``differentiable``) run on this framework's
+        tensors; None where it has no such binding."""
+
     def call(self, kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Validate ``args``/``kwargs`` against ``kernel.spec`` and launch.
 
@@ -217,6 +330,31 @@ class FrameworkAdapter(Protocol):
         outputs for functional ones (JAX).  :class:`ninetoothed.runtime.adapter.Adapter`
         implements it for in-place frameworks.
         """
+
+    def tracing(self) -> bool:
+        """Whether a compiler traces the current call (the fast path is installed on an
+        eager one)."""
+
+    def launcher(self, kernel: GeneratedKernel, miss: Miss | None = None) -> FastPath | None:
+        """This adapter's fast path for ``kernel`` (made once; ``miss`` replaces its miss
+        path), or None: asked on the GPU only."""
+
+
+class AutodiffBinding(Protocol):
+    """A framework's side of :mod:`ninetoothed.runtime.autodiff` (``nt_torch.autograd``)."""
+
+    def run(
+        self, functional: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, ...]:
+        """Call a :class:`~ninetoothed.runtime.autodiff.Functional`: allocate its outputs,
+        launch, return them."""
+
+    def concat(self, tensors: list[Any], axis: int) -> Any:
+        """Join tensors along ``axis`` (the library's backward rules need it)."""
+
+    def differentiate(self, declaration: Any) -> Callable[..., Any]:
+        """The framework's custom-gradient function of a
+        :class:`~ninetoothed.runtime.autodiff.Differentiable`."""
 
 
 @runtime_checkable
@@ -233,6 +371,11 @@ class AheadOfTimeBuilder(Protocol):
         """Versions of what compiles (the builder, its compiler): part of the fingerprint
         that decides whether a library on disk is still what a build would write.
         Must be cheap (no compiler imported)."""
+
+    def versioned_modules(self) -> tuple[str, ...]:
+        """Top-level modules whose code :meth:`stamp` versions besides ``ninetoothed``:
+        a kernel's fingerprint names their functions and classes instead of hashing
+        them (:func:`ninetoothed.spec.fingerprint.spec_fingerprint`)."""
 
     def make(
         self, spec: KernelSpec, *, kernel_name: str, output_dir: Path, target: str | None
@@ -274,6 +417,12 @@ class NineToothedSpec:
 
         nt-triton's answers to ``"cuda"`` (``make(..., caller="cuda")``).
         """
+
+    @hookspec(firstresult=True)
+    def ninetoothed_loaded_kernel(self, source_path: str) -> GeneratedKernel | None:
+        """Return the kernel this process generated whose ``source_path`` is the given one,
+        or ``None``: launches that name a kernel by its source (PyTorch's custom
+        operator) find it here.  Must not import the backend's compiler."""
 
     @hookspec
     def ninetoothed_call_guard(self) -> Callable[[], None] | None:

@@ -12,7 +12,7 @@ from ninetoothed.errors import ArrangementError
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.binding import canonical_call
-from ninetoothed.runtime.hookspecs import GeneratedKernel
+from ninetoothed.runtime.hookspecs import FastPath, FrameworkAdapter, GeneratedKernel
 from ninetoothed.runtime.options import check_options
 from ninetoothed.spec._build import application_parameters, build_spec
 from ninetoothed.spec.kernel_spec import KernelSpec
@@ -26,16 +26,28 @@ class Kernel:
     Calling dispatches to the framework adapter that recognises the arguments
     (``nt-torch``, ``nt-paddle``, ``nt-jax``).  ``source`` is the generated
     code and ``source_path`` where it is cached.
+
+    Each kernel is an instance of a class of its own, a subclass made once
+    when the kernel is made: after a first call on the GPU the framework's fast
+    path fills that class's ``__call__`` slot (:meth:`_install_fast_path`), so
+    ``kernel(...)`` runs the fast path's hot function directly, with no frame
+    of ours in between and no other kernel affected.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Kernel:
+        own = type(cls.__name__, (cls,), {"__module__": cls.__module__})
+        own.__qualname__ = cls.__qualname__
+        kernel: Kernel = super().__new__(own)
+        return kernel
 
     def __init__(self, spec: KernelSpec, backend: str = "triton") -> None:
         self.spec = spec
         self.generated: GeneratedKernel = plugins.codegen_backend(backend).generate(spec)
         # A framework imported since the plugins loaded may bring a call guard.
         plugins.refresh_call_guard()
-        self._adapters: dict[type, Any] = {}
+        self._adapters: dict[type, FrameworkAdapter] = {}
         self._fast_tried = False
-        self.fast_path: Any = None
+        self.fast_path: FastPath | None = None
         """The framework's per-call fast path, once a GPU call installed it."""
 
     @property
@@ -83,37 +95,31 @@ class Kernel:
     def _install_fast_path(self, args: tuple[Any, ...]) -> None:
         """After a first call on the GPU, make the framework's fast path this kernel's call.
 
-        The fast path (a function the backend generates for this kernel and
-        framework) becomes ``__call__`` of a subclass made for this instance, so
-        ``kernel(...)`` costs no frame of ours; calls it has no plan for go to
-        :meth:`_dispatch`.
+        The fast path's :attr:`~ninetoothed.runtime.hookspecs.FastPath.method` (its hot
+        function, taking the kernel first) fills the ``__call__`` slot of this kernel's
+        own class, so ``kernel(...)`` costs no frame of ours; calls it has no plan for
+        go to :meth:`_missed`.  A plain function in the slot, not a ``staticmethod``:
+        Dynamo traces a call of the instance only through an ordinary ``__call__``.
         """
         adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
-        if adapter is not None and getattr(adapter, "tracing", bool)():
+        if adapter is not None and adapter.tracing():
             return  # a compiler traces this call: install on an eager one
         self._fast_tried = True
-        if getattr(self.generated, "interpreting", True):
-            return
-        if adapter is None or not hasattr(adapter, "launcher"):
+        if adapter is None or self.generated.interpreting:
             return
         launcher = adapter.launcher(self.generated, self._missed)
         if launcher is None:
             return
         self.fast_path = launcher
-        fast = launcher.call
+        method: Callable[..., Any] = launcher.method
+        if adapter.guards_fast_path:  # the call guard costs a frame: only where it is needed
+            fast = launcher.call
 
-        # A plain method (not the bare function as a staticmethod): Dynamo traces
-        # a call of the instance only through an ordinary ``__call__``.
-        def plain(self: Kernel, *args: Any, **kwargs: Any) -> Any:
-            return fast(*args, **kwargs)
+            def method(kernel: Kernel, *args: Any, **kwargs: Any) -> Any:
+                plugins.call_guard()
+                return fast(*args, **kwargs)
 
-        def guarded(self: Kernel, *args: Any, **kwargs: Any) -> Any:
-            plugins.call_guard()
-            return fast(*args, **kwargs)
-
-        # The call guard costs a call: only frameworks whose tracer needs it here pay.
-        method = guarded if getattr(adapter, "guards_fast_path", False) else plain
-        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": method})
+        type(self).__call__ = method  # type: ignore[method-assign]
 
     def _missed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Where the fast path sends calls it has no plan for.

@@ -18,6 +18,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Iterable
+from types import ModuleType
 from typing import Any, Protocol, cast
 
 import pluggy
@@ -28,6 +29,7 @@ from ninetoothed.runtime.hookspecs import (
     AheadOfTimeBuilder,
     CodegenBackend,
     FrameworkAdapter,
+    GeneratedKernel,
     NineToothedSpec,
 )
 
@@ -38,6 +40,8 @@ __all__ = [
     "call_guard",
     "codegen_backend",
     "lazy_adapter_hook",
+    "lazy_submodules",
+    "loaded_kernel",
     "plugin_manager",
     "refresh_call_guard",
     "register",
@@ -226,6 +230,21 @@ def ahead_of_time_builder(caller: str) -> AheadOfTimeBuilder:
     raise BackendNotFoundError(f"{what}; known callers: {known}")
 
 
+def loaded_kernel(source_path: str) -> GeneratedKernel:
+    """The kernel this process generated from ``source_path``, asked of the backends.
+
+    Launches that name a kernel by its source file (PyTorch's custom operator)
+    find it here.  Raises :class:`~ninetoothed.errors.LaunchError` when no backend
+    made one from that file in this process.
+    """
+    found: GeneratedKernel | None = plugin_manager().hook.ninetoothed_loaded_kernel(
+        source_path=source_path
+    )
+    if found is None:
+        raise LaunchError(f"no kernel made in this process was generated as {source_path!r}")
+    return found
+
+
 def adapter_for(obj: object) -> FrameworkAdapter:
     """Return the framework adapter that recognises the host tensor ``obj``.
 
@@ -342,6 +361,21 @@ def lazy_adapter_hook(
     ninetoothed_framework_adapter.load_now = load_now  # type: ignore[attr-defined]
     ninetoothed_framework_adapter.remember = remember  # type: ignore[attr-defined]
     return cast(LazyAdapterHook, ninetoothed_framework_adapter)
+
+
+def lazy_submodules(package: str, names: Iterable[str]) -> Callable[[str], ModuleType]:
+    """A package's module ``__getattr__`` (PEP 562) importing its submodules ``names`` on
+    first access: a framework package offers ``nt_torch.ops`` without importing the
+    framework when the package itself is imported.  (Type checkers see the submodules
+    through an import under ``TYPE_CHECKING``.)"""
+    known = frozenset(names)
+
+    def __getattr__(name: str) -> ModuleType:
+        if name not in known:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return importlib.import_module(f"{package}.{name}")
+
+    return __getattr__
 
 
 def _remember_types(adapter: FrameworkAdapter, *, replace: bool) -> None:

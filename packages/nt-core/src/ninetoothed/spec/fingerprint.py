@@ -19,9 +19,10 @@ Correctness first: a value that cannot be fingerprinted safely (an arbitrary
 object, a module of the user's whose attribute the application reads and
 that is not a plain value, a ``triton.jit`` helper) makes the fingerprint
 ``None``, and the kernel is generated as if never seen.  Functions, classes
-and modules of NineToothed, Triton, ``math`` and the builtins are named
-rather than hashed: the backend adds the versions and source files of the
-libraries themselves (the ``context`` argument).
+and modules of NineToothed, ``math``, the builtins and the libraries the
+caller names (its ``versioned`` modules: nt-triton names itself and Triton)
+are named rather than hashed: the caller adds the versions and source files
+of those libraries themselves (the ``context`` argument).
 """
 
 from __future__ import annotations
@@ -43,11 +44,11 @@ from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.language import LanguageReference
 from ninetoothed.spec.kernel_spec import KernelSpec
 
-__all__ = ["spec_fingerprint"]
+__all__ = ["CORE_MODULES", "spec_fingerprint"]
 
-TRUSTED_MODULES = ("ninetoothed", "nt_triton", "triton", "builtins", "math")
-"""Modules whose functions and classes are fingerprinted by name (their code is
-covered by the backend's library fingerprint)."""
+CORE_MODULES = ("ninetoothed", "builtins", "math")
+"""Modules whose functions and classes are always fingerprinted by name: every
+caller's ``context`` covers NineToothed's version and Python's."""
 
 _COUNTED_NAMES = re.compile(rb"ninetoothed_tensor_\d+|ninetoothed_index_\d+|requirement_\d+")
 _MODULE_DEPTH = 3
@@ -58,18 +59,25 @@ class Unfingerprintable(Exception):
     """A value the fingerprint cannot describe safely (the kernel is then not reused)."""
 
 
-def spec_fingerprint(spec: KernelSpec, context: Iterable[Any] = ()) -> str | None:
+def spec_fingerprint(
+    spec: KernelSpec, context: Iterable[Any] = (), versioned: Iterable[str] = ()
+) -> str | None:
     """The hex fingerprint of ``spec`` and its application, or None when not safely possible.
 
     ``context`` holds what else decides the generated code (the backend's
     version, knobs); its items must be plain values (their ``repr`` is hashed).
+    ``versioned`` names the top-level modules (besides :data:`CORE_MODULES`) whose
+    code ``context`` versions, so that their functions and classes are named rather
+    than hashed: the backend's own (``("nt_triton", "triton")``).
     """
+    trusted = CORE_MODULES + tuple(versioned)
     try:
         arranged = data_bytes(
             (spec.name, spec.parameters, spec.grid, spec.meta_symbols, spec.constexpr_symbols,
-             spec.runtime_symbols, dict(spec.options))
+             spec.runtime_symbols, dict(spec.options)),
+            trusted,
         )  # fmt: skip
-        application = _Writer()
+        application = _Writer(trusted)
         application.function(spec.application)
     except (Unfingerprintable, RecursionError):
         return None
@@ -82,8 +90,9 @@ def spec_fingerprint(spec: KernelSpec, context: Iterable[Any] = ()) -> str | Non
     return digest.hexdigest()[:40]
 
 
-def data_bytes(value: Any) -> bytes:
-    """A canonical byte string of a data value: plain Python data, symbols, tensors.
+def data_bytes(value: Any, trusted: tuple[str, ...] = CORE_MODULES) -> bytes:
+    """A canonical byte string of a data value: plain Python data, symbols, tensors
+    (objects of the ``trusted`` modules, by their attributes).
 
     Objects shared within ``value`` are written once and referred to after
     (pickle's memo), so the cost is linear in the objects.  Raises
@@ -92,7 +101,7 @@ def data_bytes(value: Any) -> bytes:
     buffer = io.BytesIO()
     # Protocol 0 writes strings as text lines (no length prefixes): renaming the
     # counted names in the bytes afterwards gives the bytes of the renamed value.
-    _DataPickler(buffer, protocol=0).dump(value)
+    _DataPickler(buffer, trusted).dump(value)
     return buffer.getvalue()
 
 
@@ -127,11 +136,16 @@ class _DataPickler(pickle.Pickler):
     cycles (a source tensor is its own source) become back-references.
     """
 
+    def __init__(self, file: io.BytesIO, trusted: tuple[str, ...]) -> None:
+        super().__init__(file, protocol=0)
+        self.trusted = trusted
+
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
-        how = _KINDS.get(kind)
+        key = (kind, self.trusted)
+        how = _KINDS.get(key)
         if how is None:
-            how = _KINDS[kind] = _kind_of(kind)
+            how = _KINDS[key] = _kind_of(kind, self.trusted)
         if type(how) is tuple:  # an ast node's fields
             return _state, (kind.__name__,), tuple([getattr(obj, name, None) for name in how])
         if how is _SYMBOL:
@@ -149,11 +163,12 @@ class _DataPickler(pickle.Pickler):
 
 
 _SYMBOL, _LIBRARY, _PRINTED, _REFERENCE, _REFUSED = "symbol library printed ntl refused".split()
-_KINDS: dict[type, Any] = {}
-"""How :class:`_DataPickler` writes objects of each type (see :func:`_kind_of`)."""
+_KINDS: dict[tuple[type, tuple[str, ...]], Any] = {}
+"""How :class:`_DataPickler` writes objects of each type, per set of trusted modules
+(see :func:`_kind_of`)."""
 
 
-def _kind_of(kind: type) -> Any:
+def _kind_of(kind: type, trusted: tuple[str, ...]) -> Any:
     """How objects of ``kind`` are written: an ast node's fields (a tuple, ``ctx`` left
     out), a symbol, a NineToothed object (its attributes), a value by its ``repr``, an
     ``ntl`` reference, or refused (functions, classes, modules and other objects)."""
@@ -166,7 +181,7 @@ def _kind_of(kind: type) -> Any:
     if issubclass(kind, LanguageReference):
         return _REFERENCE
     if (
-        _trusted(kind.__module__)
+        _trusted(kind.__module__, trusted)
         and kind.__module__ != "builtins"
         and not issubclass(kind, (type, types.FunctionType, types.ModuleType))
         and not _is_jit_function_type(kind)
@@ -201,17 +216,18 @@ def _attributes(obj: Any) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def _trusted(module: object) -> bool:
-    """Whether ``module`` (a module name) belongs to a library the backend versions."""
+def _trusted(module: object, trusted: tuple[str, ...]) -> bool:
+    """Whether ``module`` (a module name) belongs to a library the context versions."""
     return isinstance(module, str) and any(
-        module == name or module.startswith(name + ".") for name in TRUSTED_MODULES
+        module == name or module.startswith(name + ".") for name in trusted
     )
 
 
 class _Writer:
     """Writes the canonical text of an application: its code and what its names resolve to."""
 
-    def __init__(self) -> None:
+    def __init__(self, trusted: tuple[str, ...] = CORE_MODULES) -> None:
+        self.trusted = trusted
         self.parts: list[str] = []
         self.seen: dict[int, int] = {}
         self.kept: list[Any] = []  # keeps walked objects alive: ids stay unique
@@ -249,7 +265,7 @@ class _Writer:
         ):
             self._python(obj, names, depth)
         else:
-            data = data_bytes(obj)
+            data = data_bytes(obj, self.trusted)
             self.parts.append(f"data:{hashlib.sha256(data).hexdigest()};")
 
     # ----------------------------------------------------------- python
@@ -257,14 +273,14 @@ class _Writer:
         """Functions, classes and modules an application's names resolve to."""
         module = getattr(obj, "__module__", None)
         if isinstance(obj, types.ModuleType):
-            if _trusted(obj.__name__):
+            if _trusted(obj.__name__, self.trusted):
                 self.parts.append(f"module:{obj.__name__};")
             else:
                 self._user_module(obj, names, depth)
-        elif isinstance(obj, types.FunctionType) and not _trusted(module):
+        elif isinstance(obj, types.FunctionType) and not _trusted(module, self.trusted):
             self.function(obj)
         elif isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)) and _trusted(
-            module
+            module, self.trusted
         ):
             self.parts.append(f"named:{module}.{obj.__qualname__};")
         else:

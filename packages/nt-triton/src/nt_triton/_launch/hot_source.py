@@ -2,8 +2,10 @@
 
 :func:`hot_source` writes ``call(*args, **kwargs)``, which reads the
 arguments, finds the call's plan (the most recent one, checked by the
-framework's guard, else the dict of plans) and launches it, and
-``key(args, kwargs)``, which computes the dict key of a call.  Specialised to
+framework's guard, else the dict of plans) and launches it, the same
+function as ``method(_kernel, *args, **kwargs)`` (the kernel class's
+``__call__``: see ``ninetoothed.runtime.make``), and ``key(args, kwargs)``,
+which computes the dict key of a call.  Specialised to
 the kernel's parameter count and the framework's reads (:class:`HostReads`):
 no loops, no keyword dict unless keywords are given, locals for everything.
 :class:`~nt_triton._launch.launcher.FastLauncher` runs the source with the
@@ -15,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nt_triton._launch.reads import HostReads
+from ninetoothed.runtime.hookspecs import HostReads
 
 __all__ = ["hot_source", "scalar_value"]
 
@@ -36,7 +38,8 @@ def hot_source(
     traced: bool = True,
     pairs: Sequence[tuple[int, int]] = (),
 ) -> str:
-    """The hot function ``call(*args, **kwargs)`` and ``key(args, kwargs)``, as source.
+    """The hot function ``call(*args, **kwargs)``, its twin ``method(_kernel, *args,
+    **kwargs)`` and ``key(args, kwargs)``, as source.
 
     One function per kernel and framework: the arguments unpacked by
     position, each tensor's pointer and key facts read once, the most recent
@@ -115,4 +118,5 @@ def hot_source(
     if scalars:
         key.append(f"    classes = {classes_tuple}")
     key.append(f"    return ({key_text},)")
-    return "\n".join(body) + "\n\n\n" + "\n".join(key) + "\n"
+    method = ["def method(_kernel, *args, **kwargs):", *body[1:]]
+    return "\n\n\n".join("\n".join(lines) for lines in (body, method, key)) + "\n"

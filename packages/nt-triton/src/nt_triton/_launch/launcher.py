@@ -37,12 +37,13 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import HostReads, Miss
 from nt_triton import _failures as failures
 from nt_triton import _tuning as tuning
 from nt_triton._abi import ParameterKind
 from nt_triton._launch import compiled
 from nt_triton._launch.hot_source import hot_source, scalar_value
-from nt_triton._launch.reads import HostReads, reader
+from nt_triton._launch.reads import reader
 from nt_triton._launch.target import LaunchTarget
 from nt_triton._launch.tuning_calls import MissedCall, tuning_call, tuning_key
 from nt_triton.tuner._core import TuningCall
@@ -69,7 +70,7 @@ class FastLauncher:
         self,
         kernel: LaunchTarget,
         reads: HostReads,
-        miss: Callable[[tuple[Any, ...], dict[str, Any]], Any],
+        miss: Miss,
     ) -> None:
         self.kernel = kernel
         self.reads = reads
@@ -99,9 +100,11 @@ class FastLauncher:
         self.source: str = namespace["source"]
         """The generated hot function's source (for reading and debugging)."""
         self.call: Callable[..., Any] = namespace["call"]
+        self.method: Callable[..., Any] = namespace["method"]
+        """:attr:`call` with a first parameter it ignores: a kernel class's ``__call__``."""
         self.key: Callable[[tuple[Any, ...], dict[str, Any]], Any] = namespace["key"]
 
-    def hot(self, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any]) -> Callable[..., Any]:
+    def hot(self, miss: Miss) -> Callable[..., Any]:
         """Another hot function over the same plans, for callers that validate misses
         themselves: ``miss(args, kwargs)`` gets its misses, and it never asks whether
         the framework traces (a custom operator's implementation runs the launch the
@@ -109,9 +112,7 @@ class FastLauncher:
         function: Callable[..., Any] = self._generate(miss, traced=False)["call"]
         return function
 
-    def _generate(
-        self, miss: Callable[[tuple[Any, ...], dict[str, Any]], Any], *, traced: bool
-    ) -> dict[str, Any]:
+    def _generate(self, miss: Miss, *, traced: bool) -> dict[str, Any]:
         """The namespace of the generated ``call`` and ``key`` (with their ``source``)."""
         reads = self.reads
         source = hot_source(

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.binding import BoundCall
+from ninetoothed.runtime.hookspecs import HostReads
 from nt_triton import _tuning as tuning
 from nt_triton._launch import compiled
-from nt_triton._launch.reads import HostReads
 from nt_triton._launch.target import LaunchTarget
 from nt_triton.tuner._core import TuningCall
 

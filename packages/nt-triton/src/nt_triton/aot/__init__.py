@@ -7,7 +7,8 @@ no CUDA toolkit to build (Triton compiles for the named target, the system C
 compiler builds against Triton's ``cuda.h``) and only the NVIDIA driver to
 run (``libcuda.so.1``, loaded at the first call).  The modules:
 
-* :mod:`._bridge` -- the one reader of nt-triton's internals (the kernel's
+* :mod:`._bridge` -- the one place it reads the rest of nt-triton: the
+  public kernel description (:mod:`nt_triton.description`: the kernel's
   signature, grid, launch checks; compiling one specialisation);
 * :mod:`._variants` -- the specialisations a library holds of a kernel;
 * :mod:`._compile` -- targets, and compiling in parallel worker processes;
@@ -30,6 +31,7 @@ from pathlib import Path
 
 from ninetoothed.aot import BuildVariant, CLibrary
 from ninetoothed.spec.kernel_spec import KernelSpec
+from nt_triton import VERSIONED_MODULES
 
 __all__ = ["BUILDER", "TritonBuilder"]
 
@@ -40,6 +42,10 @@ class TritonBuilder:
     def stamp(self) -> str:
         """Versions and source files of what compiles (no Triton import: it is slow)."""
         return _stamp()
+
+    def versioned_modules(self) -> tuple[str, ...]:
+        """nt-triton and Triton: :meth:`stamp` covers their versions and source files."""
+        return VERSIONED_MODULES
 
     def make(
         self, spec: KernelSpec, *, kernel_name: str, output_dir: Path, target: str | None

@@ -1,37 +1,30 @@
-"""The one place the ahead-of-time builder reads nt-triton's internals.
+"""The ahead-of-time builder's one view of nt-triton: its public kernel description.
 
-Everything the builder needs of a generated kernel comes through
-:func:`describe` as one :class:`KernelDescription` (the kernel's typed
-signature, its grid, its launch checks, the tiles its size alignments are
-compared with, the configuration it is compiled with and where its Triton
-source lies), and compiling goes through :func:`specialisation`, :func:`compile_job` and
-:func:`compile_from_job`.  When nt-triton's internals move, this module changes and
-the builder does not.  :class:`KernelDescription` and the three compile
-functions are what nt-triton's public surface must offer the builder.
+The builder reads nt-triton only through :mod:`nt_triton.description` (and the
+public :mod:`nt_triton` names), re-exported here so that its modules import
+one place.
 """
 
 from __future__ import annotations
 
-import ast
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from ninetoothed.arrangement.symbol import Symbol, SymbolLike, evaluate
-from ninetoothed.spec.kernel_spec import KernelSpec
-from nt_triton import _codegen as codegen
-from nt_triton import _tuning as tuning
-from nt_triton import knobs
-from nt_triton._abi import KernelParameter, KernelSignature, ParameterKind
-from nt_triton._codegen import naming
-from nt_triton._codegen import persistent_loop as persistence
-from nt_triton._codegen.product import ShapeCheck, SizeRequirement
-from nt_triton._host import INDEX_LIMIT, INT32_LIMIT
-from nt_triton._launch.compiled import Specialisation, triton_version
-from nt_triton.cache import _sources as cache
-from nt_triton.tuner import _worker as worker
+from nt_triton.description import (
+    INDEX_LIMIT,
+    INT32_LIMIT,
+    KernelDescription,
+    KernelParameter,
+    KernelSignature,
+    ParameterKind,
+    ShapeCheck,
+    SizeRequirement,
+    Specialisation,
+    compile_from_job,
+    compile_job,
+    describe,
+    serve,
+    size_name,
+    specialisation,
+    stride_name,
+)
 
 __all__ = [
     "INDEX_LIMIT",
@@ -51,165 +44,3 @@ __all__ = [
     "specialisation",
     "stride_name",
 ]
-
-size_name = naming.size
-"""The name host code and kernels give tensor ``parameter``'s size along ``dim``."""
-
-stride_name = naming.stride
-"""The name host code and kernels give tensor ``parameter``'s stride along ``dim``."""
-
-
-@dataclass(frozen=True)
-class KernelDescription:
-    """What compiling a kernel ahead of time needs to know of it."""
-
-    spec: KernelSpec
-    function_name: str
-    """The ``@triton.jit`` function's name in :attr:`source_path`."""
-    source_path: Path
-    """The Triton module (compile workers import it)."""
-    injected: Mapping[str, Any]
-    """Objects the module refers to (users' ``triton.jit`` helpers): compiled in process."""
-    function: Callable[[], Any]
-    """The ``@triton.jit`` function, loaded on demand (in-process compiles)."""
-    signature: KernelSignature
-    grid: tuple[SymbolLike, ...]
-    """Per grid dimension, its size in terms of size, stride and meta names."""
-    shape_checks: tuple[ShapeCheck, ...]
-    requirements: tuple[SizeRequirement, ...]
-    outputs: tuple[str, ...]
-    persistent: bool
-    """One program per multiprocessor, each looping over the grid."""
-    meta: Mapping[str, int]
-    """The meta values compiled in (tuned symbols and the padded sizes they imply)."""
-    num_warps: int
-    num_stages: int
-    maxnreg: int | None
-    alignment_tiles: Mapping[str, tuple[int, ...]]
-    """Per size-alignment parameter, the tile sizes the kernel compares it with."""
-
-
-def describe(spec: KernelSpec, meta: Mapping[str, int] | None = None) -> KernelDescription:
-    """Generate ``spec``'s kernel and describe it, compiled with ``meta`` (the meta
-    values, else the first configuration of its tuning space)."""
-    generated = codegen.generate(spec)
-    signature = generated.signature
-    configurations = tuning.configurations(
-        spec, generated.footprint, signature, "tl.dot(" in generated.source
-    )
-    first = configurations[0]
-    if meta is None:  # the first configuration, as under Triton's interpreter
-        values, num_warps, num_stages = dict(first.values), first.num_warps, first.num_stages
-    else:  # pinned: as a call that pins every meta symbol
-        values = dict(meta)
-        num_warps, num_stages = tuning.launch_options(spec.options)
-    values.update(tuning.derived_meta_values(signature, values))
-    path = cache.store(generated.source, generated.kernel_name)
-    injected = dict(generated.injected)
-    return KernelDescription(
-        spec=spec,
-        function_name=generated.kernel_name,
-        source_path=path,
-        injected=injected,
-        function=lambda: getattr(cache.load(path, injected), generated.kernel_name),
-        signature=signature,
-        grid=tuple(generated.grid),
-        shape_checks=tuple(generated.shape_checks),
-        requirements=tuple(generated.requirements),
-        outputs=tuple(generated.outputs),
-        persistent=persistence.requested(spec),
-        meta=values,
-        num_warps=num_warps,
-        num_stages=num_stages,
-        maxnreg=first.maxnreg,
-        alignment_tiles=_alignment_tiles(generated.source, signature, values),
-    )
-
-
-def _alignment_tiles(
-    source: str, signature: KernelSignature, values: Mapping[str, int]
-) -> dict[str, tuple[int, ...]]:
-    """The tiles each size alignment is compared with (``aligned % tile == 0``, as
-    ``nt_triton._codegen.divisibility`` writes it), evaluated with ``values``."""
-    names = {p.name for p in signature.of_kind(ParameterKind.SIZE_ALIGNMENT)}
-    found: dict[str, set[int]] = {name: set() for name in names}
-    for node in ast.walk(ast.parse(source)):
-        if (
-            isinstance(node, ast.BinOp)
-            and isinstance(node.op, ast.Mod)
-            and isinstance(node.left, ast.Name)
-            and node.left.id in names
-        ):
-            try:
-                tile = evaluate(Symbol(node.right), values)
-            except Exception:  # noqa: BLE001 - a tile of other names: left out (masks stay)
-                continue
-            found[node.left.id].add(int(tile))
-    return {name: tuple(sorted(tiles)) for name, tiles in found.items()}
-
-
-def specialisation(
-    parameters: Sequence[tuple[str, str]], constexprs: Mapping[str, Any], divisible: set[int]
-) -> Specialisation:
-    """Triton's specialisation of a kernel: each parameter's type (``"constexpr"`` for
-    those in ``constexprs``), and the indices of those divisible by 16 (pointers
-    aligned to 16 bytes), spelled as this Triton spells it."""
-    constexpr_attrs = triton_version() >= (3, 9)
-    attrs: list[tuple[int, bool | None]] = []
-    for index, (_, kind) in enumerate(parameters):
-        if kind == "constexpr":
-            if constexpr_attrs:
-                attrs.append((index, None))
-        elif kind[0] == "*" or kind[0] in "iu":
-            attrs.append((index, index in divisible))
-    return Specialisation(
-        tuple(parameters),
-        tuple((name, constexprs[name]) for name, _ in parameters if name in constexprs),
-        tuple(attrs),
-    )
-
-
-def compile_job(
-    description: KernelDescription, specialisation: Specialisation, target: tuple[str, int, int]
-) -> dict[str, Any]:
-    """One compile as data, for a worker process (``python -m nt_triton.aot._worker``)."""
-    return {
-        "path": str(description.source_path),
-        "name": description.function_name,
-        "signature": [list(item) for item in specialisation.signature],
-        "constexprs": [list(item) for item in specialisation.constexprs],
-        "attrs": [list(item) for item in specialisation.attrs],
-        "target": list(target),
-        "num_warps": description.num_warps,
-        "num_stages": description.num_stages,
-        "maxnreg": description.maxnreg,
-    }
-
-
-def compile_from_job(job: Mapping[str, Any], function: Any = None) -> Any:
-    """The ``CompiledKernel`` of a :func:`compile_job` (``function``: the loaded kernel,
-    else its module is imported from the job's path)."""
-    with warnings.catch_warnings():  # Triton 3.9 warns about an unset fp-fusion default
-        warnings.simplefilter("ignore")
-        if not knobs.interpreting():
-            return worker.compiled(dict(job), function)
-        return _compile_interpreted(function, job)
-
-
-def _compile_interpreted(function: Any, job: Mapping[str, Any]) -> Any:
-    """Compile in a process that runs Triton's interpreter: a compilable copy of the
-    kernel, with Triton's language as imported and the interpreter off meanwhile."""
-    import triton
-    import triton.compiler.code_generator  # noqa: F401  (imported while interpreting)
-
-    from nt_triton import _gpu_check as gpu_check
-
-    if function is None:
-        function = getattr(cache.load(Path(job["path"]), {}), job["name"])
-    with triton.knobs.runtime.scope(), gpu_check._pristine_language():
-        triton.knobs.runtime.interpret = False
-        return worker.compiled(dict(job), gpu_check._compilable(function, gpu_check._MADE))
-
-
-serve = worker.serve
-"""Answer compile jobs read from stdin until it closes (a worker process's loop)."""

@@ -39,7 +39,7 @@ from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._codegen import GeneratedSource
-from nt_triton._version import VERSION
+from nt_triton._version import VERSION, VERSIONED_MODULES
 from nt_triton.cache import _layout, _memos
 from nt_triton.cache import _sources as sources
 
@@ -96,7 +96,7 @@ _MEMO: dict[tuple[str, str], Loaded] = _memos.register({}, "nt_triton.cache._reu
 
 def fingerprint(spec: KernelSpec) -> str | None:
     """The kernel's fingerprint, or None when it cannot be fingerprinted safely."""
-    return spec_fingerprint(spec, context())
+    return spec_fingerprint(spec, context(), VERSIONED_MODULES)
 
 
 def context() -> tuple[Any, ...]:

@@ -43,14 +43,15 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
 """Every op by name; each takes the framework first."""
 
 
-def bind(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
-    """``operation`` for one framework: its signature and documentation without the
-    framework argument; differentiable when it has a backward (:data:`GRADIENTS`)."""
+def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Callable[..., Any]:
+    """``operation`` for one framework, as a function of ``module`` (the framework's ops
+    module): its signature and documentation without the framework argument;
+    differentiable when it has a backward (:data:`GRADIENTS`)."""
     op = differentiated(operation.__name__, operation, framework) or _plain(operation, framework)
     signature = inspect.signature(operation)
     parameters = list(signature.parameters.values())[1:]
     op.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    op.__module__ = framework_module(framework)
+    op.__module__ = module
     return op
 
 
@@ -63,20 +64,18 @@ def _plain(operation: Callable[..., Any], framework: Framework) -> Callable[...,
     return op
 
 
-def framework_module(framework: Framework) -> str:
-    """Where a framework's ops live: ``nt_torch.ops`` for ``"torch"``."""
-    return f"nt_{framework.name}.ops"
-
-
 def install(namespace: MutableMapping[str, Any], framework: Framework) -> list[str]:
     """Put every op, bound to ``framework``, into a module's ``namespace``; return the names.
 
-    Loads the plugins (or asks them again) for their call guard
+    The framework's ops module calls it with its ``globals()``: that module is where
+    the ops say they live (``__module__``), so the core names no framework.  Loads
+    the plugins (or asks them again) for their call guard
     (:data:`ninetoothed.runtime.plugins.call_guard`), which every op calls first: an
     op's first call may be one a tracer simulates.
     """
     plugins.plugin_manager()
     plugins.refresh_call_guard()
+    module = namespace["__name__"]
     for name, operation in OPERATIONS.items():
-        namespace[name] = bind(operation, framework)
+        namespace[name] = bind(operation, framework, module)
     return sorted(OPERATIONS)

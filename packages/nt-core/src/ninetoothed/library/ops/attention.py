@@ -10,7 +10,7 @@ from ninetoothed.library import rotary_position_embedding as rope_kernel
 from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
 from ninetoothed.library import scaled_dot_product_attention_backward as backward_kernel
 from ninetoothed.library.ops import _common as common
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
 __all__ = [
@@ -27,13 +27,13 @@ FEW_QUERIES = 16
 
 def scaled_dot_product_attention(
     framework: Framework,
-    query: Any,
-    key: Any,
-    value: Any,
+    query: HostTensor,
+    key: HostTensor,
+    value: HostTensor,
     is_causal: bool = False,
     scale: float | None = None,
     enable_gqa: bool = False,
-) -> Any:
+) -> HostTensor:
     """``softmax(query @ key.T * scale) @ value`` in a new tensor, FlashAttention-2's way
     (like ``torch.nn.functional.scaled_dot_product_attention`` without a mask or
     dropout).
@@ -161,8 +161,12 @@ def _shape(framework: Framework, tensor: Any) -> tuple[int, ...]:
 
 
 def rotary_position_embedding(
-    framework: Framework, input: Any, sin: Any, cos: Any, interleaved: bool = True
-) -> Any:
+    framework: Framework,
+    input: HostTensor,
+    sin: HostTensor,
+    cos: HostTensor,
+    interleaved: bool = True,
+) -> HostTensor:
     """``input`` (B, L, H, D) rotated pairwise by the angles whose sines and cosines
     ``sin`` and ``cos`` (L, D / 2) hold, in a new tensor.
 

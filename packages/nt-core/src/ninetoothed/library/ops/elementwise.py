@@ -9,7 +9,7 @@ from ninetoothed.library import add as add_kernel
 from ninetoothed.library import silu as silu_kernel
 from ninetoothed.library import swiglu as swiglu_kernel
 from ninetoothed.library.ops import _common as common
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
 __all__ = ["add", "pointwise", "silu", "swiglu"]
@@ -39,7 +39,7 @@ def pointwise(framework: Framework, op: str, module: ModuleType, **inputs: Any) 
     return result
 
 
-def add(framework: Framework, input: Any, other: Any) -> Any:
+def add(framework: Framework, input: HostTensor, other: HostTensor) -> HostTensor:
     """``input + other``, element-wise, in a new tensor (like ``torch.add(input, other)``).
 
     Shapes broadcast (NumPy's rules); float16, bfloat16 or float32, both the
@@ -48,14 +48,14 @@ def add(framework: Framework, input: Any, other: Any) -> Any:
     return pointwise(framework, "add", add_kernel, input=input, other=other)
 
 
-def silu(framework: Framework, input: Any) -> Any:
+def silu(framework: Framework, input: HostTensor) -> HostTensor:
     """``input * sigmoid(input)``, element-wise, in a new tensor (like
     ``torch.nn.functional.silu``); float16, bfloat16 or float32, any shape and
     strides, computed in float32."""
     return pointwise(framework, "silu", silu_kernel, input=input)
 
 
-def swiglu(framework: Framework, a: Any, b: Any) -> Any:
+def swiglu(framework: Framework, a: HostTensor, b: HostTensor) -> HostTensor:
     """``a * silu(b)``, element-wise, in a new tensor: the gated linear unit of
     Llama's MLP as upstream's examples define it.  Shapes broadcast; float16,
     bfloat16 or float32, both the same; any strides; computed in float32."""

@@ -11,11 +11,16 @@ return them (``nt_jax.ops`` overrides :meth:`Framework.run`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from ninetoothed.runtime.hookspecs import TensorInfo
 
-__all__ = ["Framework", "InPlace"]
+__all__ = ["Framework", "HostTensor", "InPlace"]
+
+HostTensor: TypeAlias = Any
+"""A tensor of the framework the ops are bound to (``torch.Tensor``, ``paddle.Tensor``,
+``jax.Array``): the ops' signatures name it, and each framework's ``ops.pyi`` stub
+says which type it is there."""
 
 
 class Framework(Protocol):

@@ -10,7 +10,6 @@ decoding's products of a few rows, small convolutions.  ``mm``, ``bmm`` and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import addmm as addmm_kernel
@@ -20,7 +19,7 @@ from ninetoothed.library import mm as mm_kernel
 from ninetoothed.library import mm_split
 from ninetoothed.library.ops import _common as common
 from ninetoothed.library.ops import split
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
 __all__ = ["addmm", "bmm", "conv2d", "mm"]
@@ -32,7 +31,7 @@ def _inner(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
         raise LaunchError(f"{op}: cannot multiply shapes {a} and {b}")
 
 
-def mm(framework: Framework, input: Any, mat2: Any) -> Any:
+def mm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
     """``input @ mat2`` for 2-D (M, K) and (K, N) tensors, in a new (M, N) tensor (like
     ``torch.mm``).
 
@@ -56,7 +55,7 @@ def mm(framework: Framework, input: Any, mat2: Any) -> Any:
     return output
 
 
-def bmm(framework: Framework, input: Any, mat2: Any) -> Any:
+def bmm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
     """``input @ mat2`` for 3-D (B, M, K) and (B, K, N) tensors, in a new (B, M, N) tensor
     (like ``torch.bmm``); dtypes and strides as for :func:`mm`."""
     infos = common.describe(framework, "bmm", input=input, mat2=mat2)
@@ -79,13 +78,13 @@ def bmm(framework: Framework, input: Any, mat2: Any) -> Any:
 
 def addmm(
     framework: Framework,
-    input: Any,
-    mat1: Any,
-    mat2: Any,
+    input: HostTensor,
+    mat1: HostTensor,
+    mat2: HostTensor,
     *,
     beta: float = 1.0,
     alpha: float = 1.0,
-) -> Any:
+) -> HostTensor:
     """``beta * input + alpha * (mat1 @ mat2)`` in a new (M, N) tensor (like
     ``torch.addmm``).
 
@@ -122,12 +121,12 @@ def _output_size(size: int, window: int, stride: int, padding: int, dilation: in
 
 def conv2d(
     framework: Framework,
-    input: Any,
-    weight: Any,
+    input: HostTensor,
+    weight: HostTensor,
     stride: int | Sequence[int] = 1,
     padding: int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
-) -> Any:
+) -> HostTensor:
     """2-D convolution (cross-correlation) of an (N, C, H, W) input with a (K, C, R, S)
     filter, in a new (N, K, P, Q) tensor (like ``torch.nn.functional.conv2d``
     without bias and groups), by implicit GEMM.

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import max_pool2d as max_pool2d_kernel
 from ninetoothed.library.ops import _common as common
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
 __all__ = ["max_pool2d"]
@@ -16,11 +15,11 @@ __all__ = ["max_pool2d"]
 
 def max_pool2d(
     framework: Framework,
-    input: Any,
+    input: HostTensor,
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
-) -> Any:
+) -> HostTensor:
     """The maximum of each window of an (N, C, H, W) input, in a new (N, C, P, Q) tensor
     (like ``torch.nn.functional.max_pool2d`` without dilation and ceil mode).
 

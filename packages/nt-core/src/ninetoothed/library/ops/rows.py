@@ -14,7 +14,7 @@ from ninetoothed.library import fused_add_rms_norm as fused_kernel
 from ninetoothed.library import rms_norm as rms_norm_kernel
 from ninetoothed.library import softmax as softmax_kernel
 from ninetoothed.library.ops import _common as common
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
 __all__ = ["MAX_ROW", "fused_add_rms_norm", "rms_norm", "softmax"]
@@ -38,7 +38,7 @@ def _row(op: str, shape: tuple[int, ...], dim: int = -1) -> int:
     return length
 
 
-def softmax(framework: Framework, input: Any, dim: int = -1) -> Any:
+def softmax(framework: Framework, input: HostTensor, dim: int = -1) -> HostTensor:
     """``softmax`` along ``dim`` in a new tensor (like ``torch.softmax(input, dim)``).
 
     Any rank and strides, float16, bfloat16 or float32 (computed in float32);
@@ -58,7 +58,9 @@ def _weight(op: str, weight: Any, infos: dict[str, Any], length: int) -> None:
         raise LaunchError(f"{op}: weight must have shape ({length},), got {infos['weight'].shape}")
 
 
-def rms_norm(framework: Framework, input: Any, weight: Any = None, eps: float = 1e-6) -> Any:
+def rms_norm(
+    framework: Framework, input: HostTensor, weight: HostTensor | None = None, eps: float = 1e-6
+) -> HostTensor:
     """``input * rsqrt(mean(input**2) + eps) * weight`` over the last dimension, in a
     new tensor (like ``torch.nn.functional.rms_norm(input, input.shape[-1:], weight, eps)``).
 
@@ -80,8 +82,12 @@ def rms_norm(framework: Framework, input: Any, weight: Any = None, eps: float = 
 
 
 def fused_add_rms_norm(
-    framework: Framework, input: Any, residual: Any, weight: Any, eps: float = 1e-6
-) -> tuple[Any, Any]:
+    framework: Framework,
+    input: HostTensor,
+    residual: HostTensor,
+    weight: HostTensor,
+    eps: float = 1e-6,
+) -> tuple[HostTensor, HostTensor]:
     """``sum = input + residual`` and ``rms_norm(sum, weight, eps)`` in one pass; returns
     ``(normalised, sum)``, two new tensors.
 

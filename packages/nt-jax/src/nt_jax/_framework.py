@@ -1,0 +1,46 @@
+"""The kernel library's hook for JAX (:class:`ninetoothed.library.ops.Framework`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from ninetoothed.runtime.hookspecs import TensorInfo
+from nt_jax import autodiff
+from nt_jax.adapter import JaxAdapter
+
+__all__ = ["JaxFramework"]
+
+
+class JaxFramework:
+    """The library's hook for JAX: outputs are shapes and dtypes, kernels return them."""
+
+    name = "jax"
+
+    def __init__(self) -> None:
+        self._adapter = JaxAdapter()
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """The adapter's description of a ``jax.Array`` (or a tracer of one)."""
+        return self._adapter.describe(tensor)
+
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """A ``jax.ShapeDtypeStruct`` of ``shape`` and ``like``'s dtype (or ``dtype``)."""
+        kind = jnp.dtype(dtype) if dtype else like.dtype
+        return jax.ShapeDtypeStruct(tuple(shape), kind)  # type: ignore[no-untyped-call]
+
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
+        """``tensor.reshape(shape)``."""
+        return tensor.reshape(tuple(shape))
+
+    needs_grad = staticmethod(autodiff.needs_grad)
+
+    def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
+        """Call ``kernel``; it returns the new arrays of its outputs, in parameter order."""
+        result = kernel(*arguments)
+        returned = list(result) if isinstance(result, tuple) else [result]
+        order = sorted(outputs)
+        return [returned[order.index(index)] for index in outputs]

@@ -1,0 +1,38 @@
+"""The kernel library's hook for PaddlePaddle (:class:`ninetoothed.library.ops.Framework`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import paddle
+
+from ninetoothed.library.ops import InPlace
+from ninetoothed.runtime.hookspecs import TensorInfo
+from nt_paddle import autograd
+from nt_paddle.adapter import PaddleAdapter
+
+__all__ = ["PaddleFramework"]
+
+
+class PaddleFramework(InPlace):
+    """The library's hook for Paddle: kernels write into outputs made by ``paddle.empty``."""
+
+    name = "paddle"
+
+    def __init__(self) -> None:
+        self._adapter = PaddleAdapter()
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """The adapter's description of a ``paddle.Tensor``."""
+        return self._adapter.describe(tensor)
+
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """``paddle.empty`` with ``like``'s dtype (or ``dtype``), on its place."""
+        return paddle.empty(list(shape), dtype=dtype or like.dtype, device=like.place)
+
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
+        """``paddle.reshape`` (it shares a contiguous tensor's memory)."""
+        return paddle.reshape(tensor, list(shape))
+
+    needs_grad = staticmethod(autograd.needs_grad)

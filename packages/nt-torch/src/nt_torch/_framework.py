@@ -1,0 +1,39 @@
+"""The kernel library's hook for PyTorch (:class:`ninetoothed.library.ops.Framework`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ninetoothed.library.ops import InPlace
+from ninetoothed.runtime.hookspecs import TensorInfo
+from nt_torch import autograd
+from nt_torch.adapter import TorchAdapter
+
+__all__ = ["TorchFramework"]
+
+
+class TorchFramework(InPlace):
+    """The library's hook for PyTorch: kernels write into outputs made by ``torch.empty``."""
+
+    name = "torch"
+
+    def __init__(self) -> None:
+        self._adapter = TorchAdapter()
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """The adapter's description of a ``torch.Tensor``."""
+        return self._adapter.describe(tensor)
+
+    def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """``torch.empty`` with ``like``'s dtype (or ``dtype``) and device."""
+        kind = getattr(torch, dtype) if dtype else like.dtype
+        return torch.empty(tuple(shape), dtype=kind, device=like.device)
+
+    def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
+        """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""
+        return tensor.reshape(tuple(shape))
+
+    needs_grad = staticmethod(autograd.needs_grad)
