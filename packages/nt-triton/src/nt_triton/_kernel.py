@@ -24,6 +24,7 @@ from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import PreparedLaunch
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _failures as failures
+from nt_triton import _interpreter as interpreter
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._abi import KernelSignature
@@ -233,8 +234,16 @@ class TritonKernel:
         """Triton's own launch (the interpreter, callbacks): pinned, or the tuner's choice.
 
         Under the interpreter the tuner runs nothing: it takes the space's first
-        configuration (deterministic, no GPU).
+        configuration (deterministic, no GPU); the launch runs alone in the process,
+        with bfloat16 computed as on a GPU (:mod:`nt_triton._interpreter`).
         """
+        if knobs.interpreting():
+            with interpreter.running():
+                self._run(plan)
+            return
+        self._run(plan)
+
+    def _run(self, plan: PreparedLaunch) -> None:
         arguments, grid, meta = plan.arguments, plan.grid, plan.meta
         cap: dict[str, int] = {}
         if meta is not None:
