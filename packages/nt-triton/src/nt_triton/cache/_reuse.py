@@ -145,8 +145,8 @@ def lookup(key: str) -> Loaded | None:
         sources.store(found.text, Path(found.entry.file).stem.rsplit("_", 1)[0])
         return found
     try:
-        with open(_layout.directory("index", root) / f"{key}.pickle", "rb") as file:
-            entry = pickle.load(file)  # noqa: S301 - our own cache, like the sources we run
+        data = _layout.read_file(_layout.directory("index", root) / f"{key}.pickle")
+        entry = pickle.loads(data)  # noqa: S301 - our own cache, like the sources we run
         if not isinstance(entry, Entry) or entry.format != FORMAT or entry.key != key:
             return None  # another format, or another kernel's entry
         path = _layout.directory("sources", root) / entry.file
