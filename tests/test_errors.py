@@ -7,6 +7,10 @@ before anything reaches Triton.
 from __future__ import annotations
 
 import functools
+import os
+import random
+from math import sqrt
+from random import random as uniform
 
 import pytest
 import torch
@@ -169,6 +173,40 @@ def test_an_undefined_name_is_refused_at_make(application, reader, name, flag):
     where = rf"{name} is not defined \(read by {reader} at \S*test_errors.py:\d+\)"
     with pytest.raises(CodegenError, match=where):
         ninetoothed.make(flagged_tiles, application, (Tensor(1), Tensor(1), FLAGS[flag]()))
+
+
+def adds_a_random_number(x, y, flag):
+    y = x + random.random()  # noqa: F841
+
+
+def adds_a_uniform_number(x, y, flag):
+    y = x + uniform()  # noqa: F841
+
+
+def adds_the_process_id(x, y, flag):
+    y = x + os.getpid()  # noqa: F841
+
+
+def adds_a_square_root(x, y, flag):
+    y = x * sqrt(2.0)  # noqa: F841
+
+
+@pytest.mark.parametrize(
+    "application, call",
+    [
+        (adds_a_random_number, "random.random"),
+        (adds_a_uniform_number, "uniform"),
+        (adds_the_process_id, "os.getpid"),
+        (adds_a_square_root, "sqrt"),
+    ],
+)
+def test_a_python_function_implemented_in_c_is_refused_naming_the_call(application, call):
+    """Such functions (some with no module at all) run on the host: a kernel cannot
+    call them.  The error names the call, the file and the line."""
+    line = application.__code__.co_firstlineno + 1
+    where = rf"'{call}' \(at \S*test_errors.py:{line}\), a Python function implemented in C"
+    with pytest.raises(CodegenError, match=where):
+        ninetoothed.make(flagged_tiles, application, (Tensor(1), Tensor(1), Tensor(0)))
 
 
 def symbol_tiles(x, y):

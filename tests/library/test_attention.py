@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.library import DTYPES, assert_close, dtype_params, f64, random
+from support.library import DTYPES, assert_close, f64, random
 
 
 def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
@@ -18,7 +18,7 @@ def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
     return weights / weights.sum(-1, keepdims=True) @ v
 
 
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("causal", [False, True])
 def test_sdpa(framework, ops, dtype, causal):
     q, k, v = (random((2, 2, 37, 16), dtype) for _ in "qkv")

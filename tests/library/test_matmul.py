@@ -7,13 +7,13 @@ every dimension of the grid, and ``k`` takes several steps.
 from __future__ import annotations
 
 import pytest
-from support.library import assert_close, conv2d, dtype_params, f64, random
+from support.library import DTYPES, assert_close, conv2d, f64, random
 
 from ninetoothed.library import mm
 from ninetoothed.library.ops import kernels
 
 
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_mm(framework, ops, dtype):
     a, b = random((37, 50), dtype), random((50, 45), dtype)
     result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
@@ -33,14 +33,14 @@ def test_mm_of_a_few_rows(framework, ops):
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float16", matrix=True)
 
 
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_bmm(framework, ops, dtype):
     a, b = random((3, 20, 35), dtype), random((3, 35, 18), dtype)
     result = ops.bmm(framework.from_numpy(a), framework.from_numpy(b))
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), dtype, matrix=True)
 
 
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("input_shape", [(19, 29), (29,), (19, 1)])
 def test_addmm(framework, ops, dtype, input_shape):
     input, a, b = random(input_shape, dtype), random((19, 23), dtype), random((23, 29), dtype)
@@ -50,7 +50,7 @@ def test_addmm(framework, ops, dtype, input_shape):
     assert_close(framework.to_numpy(result), expected, dtype, matrix=True)
 
 
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_conv2d(framework, ops, dtype):
     x, w = random((2, 5, 9, 11), dtype), random((7, 5, 3, 3), dtype)
     result = ops.conv2d(framework.from_numpy(x), framework.from_numpy(w))
@@ -115,7 +115,7 @@ def _persistent_kernels(op: str) -> list[bool]:
 
 
 @pytest.mark.usefixtures("persistent_from_small_outputs")
-@pytest.mark.parametrize("dtype", dtype_params(dot=True))
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("batch", [(), (3,)])
 @pytest.mark.parametrize("strided", [False, True])
 def test_persistent_products(framework, ops, dtype, batch, strided):

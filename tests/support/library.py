@@ -8,31 +8,15 @@ measures the kernel's own rounding: relative error (Frobenius norm) below
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
-import pytest
 
 from support.base import ON_GPU
 
 DTYPES = ["float16", "bfloat16", "float32"]
 
 RNG = np.random.default_rng(2024)
-
-INTERPRETER_BF16_DOT = pytest.mark.skipif(
-    not ON_GPU and os.environ.get("TRITON_INTERPRET") == "1",
-    reason="Triton's interpreter computes bfloat16 tl.dot wrongly (triton#11584)",
-)
-"""For ops built on ``tl.dot``: their bfloat16 case runs on the GPU only."""
-
-
-def dtype_params(dot: bool = False) -> list[Any]:
-    """The dtypes as parameters; bfloat16 skipped under the interpreter when ``dot``."""
-    return [
-        pytest.param(dtype, marks=INTERPRETER_BF16_DOT if dot and dtype == "bfloat16" else ())
-        for dtype in DTYPES
-    ]
 
 
 def rounded(array: np.ndarray, dtype: str) -> np.ndarray:

@@ -172,10 +172,13 @@ def uses_lambda(x, y):
     y = TWICE(x)  # noqa: F841
 
 
+AT = r" \(at \S*test_module_globals.py:\d+\), "
+"""Where the global is read: the file and line."""
+
 REFUSED = {
-    "list": (uses_list, r"uses the global 'WEIGHTS', a list \(\[1\.0, 2\.0\]\)"),
-    "tensor": (uses_tensor, r"uses the global 'TABLE', a Tensor"),
-    "symbol": (uses_foreign_symbol, r"'OTHER', the symbol OTHER, which is not among the kernel"),
+    "list": (uses_list, rf"uses the global 'WEIGHTS'{AT}a list \(\[1\.0, 2\.0\]\)"),
+    "tensor": (uses_tensor, rf"uses the global 'TABLE'{AT}a Tensor"),
+    "symbol": (uses_foreign_symbol, rf"'OTHER'{AT}the symbol OTHER, which is not among the kernel"),
     "lambda": (uses_lambda, r"not a plain function definition \(a lambda\?\): 'TWICE = lambda"),
 }
 

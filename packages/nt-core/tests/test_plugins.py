@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
+from support.threads import run_threads
 
 from ninetoothed import errors
 from ninetoothed.runtime import plugins
@@ -283,3 +285,27 @@ def calls_of(guard: Callable[[], None], calls: list[str]) -> list[str]:
     calls.clear()
     guard()
     return list(calls)
+
+
+def test_an_adapter_first_asked_for_by_eight_threads_is_imported_once_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapter's module is imported by the first thread; the others wait for it,
+    rather than take the half-run module from ``sys.modules``."""
+    import sys
+
+    (tmp_path / "slow_framework.py").write_text("class Tensor:\n    pass\n")
+    (tmp_path / "slow_adapter.py").write_text(
+        "import time\ntime.sleep(0.3)\n\nclass Adapter:\n    name = 'slow'\n\n"
+        "    def recognizes(self, obj):\n        return True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import slow_framework
+
+    hook = plugins.lazy_adapter_hook(["slow_framework"], "slow_adapter:Adapter")
+    found: list[object] = []
+    failures = run_threads(lambda _: found.append(hook(slow_framework.Tensor())))
+    monkeypatch.delitem(sys.modules, "slow_adapter")
+    monkeypatch.delitem(sys.modules, "slow_framework")
+    assert not failures, repr(failures[0])
+    assert len(found) == 8 and all(type(a).__name__ == "Adapter" for a in found)

@@ -189,7 +189,7 @@ def test_dtypes_round_trip(dtype: str) -> None:
 def test_bfloat16_round_trip() -> None:
     """bfloat16 bits reach the kernel and come back (numpy has no bfloat16 of its own).
 
-    A copy, not an addition: Triton 3.9's interpreter adds bfloat16 wrongly.
+    A copy, compared bit for bit (bfloat16 arithmetic: tests/test_interpreted_bfloat16.py).
     """
     x = RNG.standard_normal(37).astype(jnp.bfloat16)
     for z in (jax.ShapeDtypeStruct((37,), jnp.bfloat16), jnp.zeros(37, jnp.bfloat16)):

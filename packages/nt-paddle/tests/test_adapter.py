@@ -173,9 +173,8 @@ def test_vector_add_writes_into_the_callers_tensor(size: int, dtype: str) -> Non
 
 
 def test_bfloat16_round_trip() -> None:
-    # Triton's interpreter keeps bfloat16 as raw uint16 and adds bit patterns,
-    # so bfloat16 *arithmetic* is wrong there (on the GPU it is right); a copy
-    # checks what the adapter is responsible for: pointers, dtype, write-back.
+    # A copy checks what the adapter is responsible for, bit for bit: pointers,
+    # dtype, write-back (bfloat16 arithmetic: tests/test_interpreted_bfloat16.py).
     a = random(17, "bfloat16")
     x = to_paddle(a, "bfloat16")
     z = poisoned(17, "bfloat16")

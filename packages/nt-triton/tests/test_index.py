@@ -9,6 +9,7 @@ float64 reference.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import linecache
@@ -304,6 +305,44 @@ def test_a_corrupted_index_entry_is_a_miss(generations: list[str], tmp_path: Pat
     check(make(scaled), lambda x: x * 2)
     assert generations == ["scaled", "scaled"]
     assert isinstance(pickle.loads(entry.read_bytes()), index.Entry)  # rewritten
+
+
+def negated(x, y):
+    y = -x  # noqa: F841
+
+
+def _entry_paths(tmp_path: Path, *kernels: ninetoothed.Kernel) -> list[Path]:
+    """The index files of ``kernels``, by their fingerprints."""
+    return [
+        tmp_path / "index" / f"{spec_fingerprint(k.spec, index.context())}.pickle" for k in kernels
+    ]
+
+
+def test_swapped_index_entries_are_misses(generations: list[str], tmp_path: Path) -> None:
+    """Each entry names what it was made for: one under another kernel's fingerprint
+    is not that kernel."""
+    first, second = _entry_paths(tmp_path, make(scaled), make(negated))
+    data = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(data)
+    index.forget()
+    check(make(scaled), lambda x: x * 2)
+    check(make(negated), lambda x: -x)
+    assert generations == ["scaled", "negated", "scaled", "negated"]
+
+
+def test_an_entry_naming_another_kernels_source_is_a_miss(
+    generations: list[str], tmp_path: Path
+) -> None:
+    """The source an entry names must be the text it was made with (its hash).  Both
+    kernels have one name, so the other source defines the function the entry names."""
+    first, second = _entry_paths(tmp_path, make(scaled, name="twin"), make(negated, name="twin"))
+    theirs = pickle.loads(second.read_bytes())
+    ours = pickle.loads(first.read_bytes())
+    first.write_bytes(pickle.dumps(dataclasses.replace(ours, file=theirs.file)))
+    index.forget()
+    check(make(scaled, name="twin"), lambda x: x * 2)
+    assert generations == ["twin", "twin", "twin"]
 
 
 def test_a_deleted_source_is_written_again(generations: list[str]) -> None:

@@ -34,6 +34,7 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _failures as failures
+from nt_triton import _interpreter as interpreter
 from nt_triton._abi import KernelSignature, ParameterKind
 from nt_triton.cache import _memos
 
@@ -352,7 +353,6 @@ class _Made(NamedTuple):
 
 def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, Any]) -> _Made:
     """Triton IR for ``function`` (raises what the front end raises)."""
-    import triton
     import triton.compiler.code_generator  # noqa: F401  (imported while interpreting)
     from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
@@ -369,8 +369,7 @@ def _front_end(function: Any, signature: dict[str, str], constants: dict[Any, An
     source = ASTSource(function, signature, constants)
     # Triton's language helpers behave differently while interpreting (constexpr
     # functions return bare values): compile as the GPU would, then restore.
-    with triton.knobs.runtime.scope(), _pristine_language():
-        triton.knobs.runtime.interpret = False
+    with interpreter.compiling(), _pristine_language():
         module = source.make_ir(
             target,
             options,
@@ -394,17 +393,25 @@ def _compilable(function: Any, made: dict[Any, Any]) -> Any:
 
     # An interpreted function's Python, or on a GPU machine a JITFunction's.
     python = function.fn if isinstance(function, (InterpretedFunction, JITFunction)) else function
-    if python in made:
+    with interpreter.LOCK:  # another thread sees a copy only once its globals are converted
+        if python not in made:
+            _convert(python, made)
         return made[python]
+
+
+def _convert(python: Any, made: dict[Any, Any]) -> None:
+    """Make ``made[python]``: a ``JITFunction`` of a copy of ``python`` whose globals are
+    converted (:func:`_converted`)."""
+    from triton.runtime.jit import JITFunction
+
     namespace = dict(python.__globals__)
     copy = types.FunctionType(
         python.__code__, namespace, python.__name__, python.__defaults__, python.__closure__
     )
     copy.__qualname__, copy.__module__ = python.__qualname__, python.__module__
-    made[python] = result = JITFunction(copy)
+    made[python] = JITFunction(copy)  # first: recursive helpers find it
     for key, value in list(namespace.items()):
         namespace[key] = _converted(value, made)
-    return result
 
 
 def _converted(value: Any, made: dict[Any, Any]) -> Any:

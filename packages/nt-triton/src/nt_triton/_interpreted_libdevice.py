@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from nt_triton import _interpreted_bfloat16 as bfloat16
+
 __all__ = ["FUNCTIONS", "InterpretedLibdevice", "LIBDEVICE"]
 
 
@@ -120,22 +122,30 @@ def _elementwise(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
                 f"libdevice.{name} takes floating-point tiles, but got {dtype} "
                 "(cast it first: ntl.cast(x, ntl.float32))"
             )
-        values = [
-            arg.handle.data if isinstance(arg, tl.tensor) else getattr(arg, "value", arg)
-            for arg in args
-        ]
-        kind = tensors[0].handle.data.dtype
+        values = [_value(arg) for arg in args]
         with np.errstate(all="ignore"):
             computed = function(*(np.asarray(v, dtype=np.float64) for v in values))
         shapes = [tuple(t.type.shape) for t in tensors if t.type.is_block()]
-        if shapes:
-            shape = np.broadcast_shapes(*shapes)
-            data = np.broadcast_to(computed, shape).astype(kind)
-            return tl.tensor(TensorHandle(data, dtype), tl.block_type(dtype, list(shape)))
-        return tl.tensor(TensorHandle(np.asarray(computed).astype(kind), dtype), dtype)
+        shape = np.broadcast_shapes(*shapes) if shapes else np.shape(computed)
+        computed = np.broadcast_to(computed, shape)
+        kind = tensors[0].handle.data.dtype
+        # bfloat16 tiles hold bits (uint16): rounded to them, not cast.
+        data = bfloat16.narrow(computed) if dtype == tl.bfloat16 else computed.astype(kind)
+        ty = tl.block_type(dtype, list(shape)) if shapes else dtype
+        return tl.tensor(TensorHandle(data, dtype), ty)
 
     apply.__name__ = name
     return apply
+
+
+def _value(arg: Any) -> Any:
+    """A tile's values (bfloat16 widened from its bits), or a number's."""
+    import triton.language as tl
+
+    if not isinstance(arg, tl.tensor):
+        return getattr(arg, "value", arg)
+    data = arg.handle.data
+    return bfloat16.widen(data) if arg.dtype == tl.bfloat16 else data
 
 
 LIBDEVICE = InterpretedLibdevice()

@@ -13,9 +13,9 @@ Its public surface is what framework adapters use (the
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import HostReads, Miss, PreparedLaunch
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _failures as failures
+from nt_triton import _interpreter as interpreter
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._abi import KernelSignature
@@ -92,6 +93,8 @@ class TritonKernel:
         :class:`~ninetoothed.errors.LaunchError` when the shapes do not fit the
         arrangement, or some but not all meta symbols are pinned.  (The
         generated host function itself, so a call pays no extra frame.)"""
+        self._tuner: Tuner | None = None
+        self._tuner_lock = threading.Lock()
         self._meta_names = tuple(spec.meta_symbols)
         self._launch_options = tuning.launch_options(spec.options)
         self._sizing = tuning.Sizing(
@@ -114,16 +117,27 @@ class TritonKernel:
             function = self._functions[mode] = getattr(module, self._kernel_name)
         return function
 
-    @cached_property
+    @property
     def tuner(self) -> Tuner:
-        """Chooses this kernel's configuration per call (:mod:`nt_triton.tuner`)."""
-        return Tuner(
-            self.spec.name,
-            Path(self.source_path).stem,
-            self.configurations,
-            self._sizing,
-            failures.application_location(self.spec.application),
-        )
+        """Chooses this kernel's configuration per call (:mod:`nt_triton.tuner`).
+
+        One per kernel, made on first use: threads whose first calls arrive together
+        share it, and with it its lock, so they tune once (``functools.cached_property``
+        makes one per thread there from Python 3.12).
+        """
+        tuner = self._tuner
+        if tuner is None:
+            with self._tuner_lock:
+                tuner = self._tuner
+                if tuner is None:
+                    tuner = self._tuner = Tuner(
+                        self.spec.name,
+                        Path(self.source_path).stem,
+                        self.configurations,
+                        self._sizing,
+                        failures.application_location(self.spec.application),
+                    )
+        return tuner
 
     def fast_launcher(self, reads: HostReads, miss: Miss) -> FastLauncher:
         """The per-call fast path for a framework (:mod:`nt_triton._launch.launcher`).
@@ -142,7 +156,7 @@ class TritonKernel:
     @property
     def best_config(self) -> tuning.Configuration | None:
         """The configuration of the most recent call that looked one up (None before)."""
-        return self.tuner.last if "tuner" in self.__dict__ else None
+        return self._tuner.last if self._tuner is not None else None
 
     def launch(self, plan: PreparedLaunch, stream: int = 0) -> None:
         """Launch ``plan`` on ``stream`` (a raw handle; 0 means Triton's default)."""
@@ -230,8 +244,16 @@ class TritonKernel:
         """Triton's own launch (the interpreter, callbacks): pinned, or the tuner's choice.
 
         Under the interpreter the tuner runs nothing: it takes the space's first
-        configuration (deterministic, no GPU).
+        configuration (deterministic, no GPU); the launch runs alone in the process,
+        with bfloat16 computed as on a GPU (:mod:`nt_triton._interpreter`).
         """
+        if knobs.interpreting():
+            with interpreter.running():
+                self._run(plan)
+            return
+        self._run(plan)
+
+    def _run(self, plan: PreparedLaunch) -> None:
         arguments, grid, meta = plan.arguments, plan.grid, plan.meta
         cap: dict[str, int] = {}
         if meta is not None:

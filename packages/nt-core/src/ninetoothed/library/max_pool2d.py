@@ -40,9 +40,7 @@ def arrangement(
 def application(input: Tile, output: Tile) -> None:
     """One block of windows: each one's maximum, NaN where the window holds one (as
     torch's: ``ntl.max`` compares, and every comparison with NaN is false)."""
-    # Compared in float32: Triton's interpreter compares bfloat16 by its bits.
-    wide = input.to(ntl.float32)
-    holds_nan = ntl.max(ntl.where(wide != wide, 1, 0), 1) > 0
+    holds_nan = ntl.max(ntl.where(input != input, 1, 0), 1) > 0
     output = ntl.where(holds_nan, float("nan"), ntl.max(input, 1))  # noqa: F841
 
 

@@ -393,7 +393,10 @@ def _loader(target: str) -> Callable[[], FrameworkAdapter]:
     def load() -> FrameworkAdapter:
         # A module already imported is taken from sys.modules: a first kernel
         # call traced by torch.compile cannot call importlib (Dynamo skips it).
-        module = sys.modules.get(module_name) or importlib.import_module(module_name)
+        # One another thread is still importing is not: importlib waits for it.
+        module = sys.modules.get(module_name)
+        if module is None or getattr(module.__spec__, "_initializing", False):
+            module = importlib.import_module(module_name)
         adapter: FrameworkAdapter = getattr(module, class_name)()
         return adapter
 

@@ -278,7 +278,8 @@ class ApplicationRewriter(ast.NodeTransformer):
         why = refusal(self.context, resolved) if code is None else None
         if why is not None:
             raise CodegenError(
-                f"{self.spec.name}: the application uses the global {ast.unparse(node)!r}, "
+                f"{self.spec.name}: the application uses the global {ast.unparse(node)!r}"
+                f"{inline.located(node)}, "
                 f"{why}; a kernel may use module-level numbers, bools, strings, None and tuples of "
                 "them, dtypes, tl.constexpr values, ninetoothed.language and triton names, "
                 "plain helper functions (inlined) and triton.jit functions; pass other "

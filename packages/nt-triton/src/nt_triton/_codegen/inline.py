@@ -8,7 +8,8 @@ names, and ``return value`` becomes an assignment the call is replaced by.
 
 Names in pasted code must still resolve where the helper was written (its
 module's ``ntl``, its constants), so every name node remembers the globals it
-belongs to (:data:`GLOBALS_ATTRIBUTE`).
+belongs to (:data:`GLOBALS_ATTRIBUTE`), and where it was written, for errors
+(:data:`LOCATION_ATTRIBUTE`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from nt_triton._codegen import naming
 __all__ = [
     "GLOBALS_ATTRIBUTE",
     "Inliner",
+    "LOCATION_ATTRIBUTE",
     "UNRESOLVED",
     "inlinable",
     "inline_call",
     "local_names",
+    "located",
     "namespace_of",
     "parse_function",
     "resolve",
@@ -39,6 +42,9 @@ __all__ = [
 
 GLOBALS_ATTRIBUTE = "_ninetoothed_globals"
 """Attribute set on name nodes: the namespace the name resolves in."""
+
+LOCATION_ATTRIBUTE = "_ninetoothed_location"
+"""Attribute set on name nodes: ``file:line`` where the name is written."""
 
 UNRESOLVED = object()
 """What :func:`resolve` returns for names it cannot resolve statically (locals)."""
@@ -70,10 +76,22 @@ def parse_function(function: Callable[..., Any]) -> ast.FunctionDef:
     for argument in definition.args.args + definition.args.kwonlyargs:
         argument.annotation = None
     namespace = namespace_of(function)
+    code = function.__code__
     for node in ast.walk(definition):
         if isinstance(node, ast.Name):
             setattr(node, GLOBALS_ATTRIBUTE, namespace)
+            line = code.co_firstlineno + node.lineno - 1  # the source starts at that line
+            setattr(node, LOCATION_ATTRIBUTE, f"{code.co_filename}:{line}")
     return definition
+
+
+def located(node: ast.AST) -> str:
+    """`` (at file:line)`` of the first name in ``node`` read from a source, or ``""``."""
+    for child in ast.walk(node):
+        where = getattr(child, LOCATION_ATTRIBUTE, None)
+        if where is not None:
+            return f" (at {where})"
+    return ""
 
 
 def namespace_of(function: Callable[..., Any]) -> dict[str, Any]:

@@ -53,7 +53,8 @@ def reference(context: Context, value: Any) -> ast.expr | None:
         return dotted(name)
     if any(value is kept for kept in _KEPT_BUILTINS):
         return None
-    if callable(value) and getattr(value, "__module__", "").startswith("triton"):
+    # Functions implemented in C may have no module at all (random.random).
+    if callable(value) and (getattr(value, "__module__", None) or "").startswith("triton"):
         qualified = f"{value.__module__}.{getattr(value, '__name__', '')}"
         if value.__module__.startswith(TRITON_LANGUAGE + ".extra") and (
             value.__module__.endswith(".libdevice")
@@ -82,6 +83,11 @@ def refusal(context: Context, value: Any) -> str | None:
     if isinstance(value, (list, dict, set, frozenset, bytes, bytearray, tuple)):
         kind = type(value).__name__
         return f"a {kind} ({_short(value)}), which Triton kernels cannot hold"
+    if isinstance(value, types.BuiltinFunctionType) and value.__module__ != "builtins":
+        return (
+            f"a Python function implemented in C ({value.__qualname__}), which runs on the "
+            "host: a kernel cannot call it"
+        )
     if callable(value) or isinstance(value, (types.ModuleType, type)):
         return None
     if _library_object(value):

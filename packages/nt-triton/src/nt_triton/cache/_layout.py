@@ -7,7 +7,9 @@ everything goes to a per-user temporary directory instead, with a warning; a
 root named by ``NINETOOTHED_CACHE_DIR`` that cannot be written is an error
 naming it.  Each kind of entry has its place under the root
 (:data:`PLACES`); every file is written through a temporary file and an
-atomic rename, so concurrent processes never see a half-written one.
+atomic rename, so concurrent processes never see a half-written one, and
+read only if it is a regular file (:func:`read_file`: a FIFO left where an
+entry belongs would block the read forever).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from ninetoothed.errors import CodegenError
 from nt_triton import knobs
 
-__all__ = ["PLACES", "directory", "root", "write_atomically"]
+__all__ = ["PLACES", "NotAFile", "directory", "read_file", "root", "write_atomically"]
 
 PLACES = {"sources": "", "index": "index", "tuning": "tuning"}
 """Each kind's folder under the root (sources lie in the root itself)."""
@@ -63,6 +65,29 @@ def write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+class NotAFile(OSError):
+    """Something other than a regular file (a directory, a FIFO …) where the cache keeps one."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        super().__init__(f"{path} is {kind}, where NineToothed's cache keeps a file")
+
+
+def read_file(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``; :class:`NotAFile` for anything else.
+
+    Opened without blocking, so a FIFO is seen for what it is rather than
+    waited on, and checked before a byte is read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as file:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotAFile(path, mode)
+        return file.read()
 
 
 def _make_writable_directory(path: Path) -> None:

@@ -14,8 +14,11 @@ are kept under that fingerprint twice:
   so another process loads the generated module directly.
 
 An index entry names its source file, which is checked against its content
-hash when loaded (:func:`nt_triton.cache._sources.read`); anything wrong with an entry
-(missing, unreadable, from another format) is a miss, and the kernel is
+hash when loaded (:func:`nt_triton.cache._sources.read`), and the entry itself
+records the fingerprint it was kept under and the hash of the text it was
+made with: an entry found under another fingerprint (files swapped or
+copied) or naming another source is a miss, like anything else wrong with
+an entry (missing, unreadable, from another format), and the kernel is
 generated again.  Kernels that call users' ``triton.jit`` helpers are not kept
 (the fingerprint refuses them).
 """
@@ -55,7 +58,7 @@ __all__ = [
     "remember",
 ]
 
-FORMAT = 1
+FORMAT = 2
 """Bumped when :class:`Entry` changes: entries of another format are misses."""
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -78,6 +81,10 @@ class Entry:
     """The compiled kernel module and host function (``marshal``; this Python's)."""
     source_lines: sources.SourceLines = dataclasses.field(default_factory=dict)
     """What ``inspect.getsourcelines`` said of the module's functions (``triton.jit`` asks)."""
+    key: str = ""
+    """The fingerprint the entry was kept under (set by :func:`remember`)."""
+    text_hash: str = ""
+    """The content hash of the source text the entry was made with (set by :func:`remember`)."""
     format: int = FORMAT
 
 
@@ -138,12 +145,14 @@ def lookup(key: str) -> Loaded | None:
         sources.store(found.text, Path(found.entry.file).stem.rsplit("_", 1)[0])
         return found
     try:
-        with open(_layout.directory("index", root) / f"{key}.pickle", "rb") as file:
-            entry = pickle.load(file)  # noqa: S301 - our own cache, like the sources we run
-        if not isinstance(entry, Entry) or entry.format != FORMAT:
-            return None
+        data = _layout.read_file(_layout.directory("index", root) / f"{key}.pickle")
+        entry = pickle.loads(data)  # noqa: S301 - our own cache, like the sources we run
+        if not isinstance(entry, Entry) or entry.format != FORMAT or entry.key != key:
+            return None  # another format, or another kernel's entry
         path = _layout.directory("sources", root) / entry.file
         text = sources.read(path)
+        if sources.content_hash(text) != entry.text_hash:
+            return None  # another kernel's source
         _seed_compiled(entry, text, str(path))
         module = sources.execute(path, text, entry.generated.injected, dict(entry.source_lines))
         function = getattr(module, entry.generated.kernel_name)
@@ -173,7 +182,9 @@ def remember(key: str, entry: Entry, text: str, function: Any, host_filename: st
     try:
         codes = (sources.compiled(text, str(_layout.directory("sources", root) / entry.file)),
                  sources.compiled(entry.host, host_filename))  # fmt: skip
-        entry = dataclasses.replace(entry, code=marshal.dumps(codes))
+        entry = dataclasses.replace(
+            entry, code=marshal.dumps(codes), key=key, text_hash=sources.content_hash(text)
+        )
         data = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
         index = _layout.directory("index", root)
         index.mkdir(exist_ok=True)

@@ -57,11 +57,19 @@ def store(source: str, stem: str) -> Path:
     """Write ``source`` to the cache (if not already there intact); return its path."""
     path = _layout.directory("sources") / f"{stem}_{content_hash(source)}.py"
     try:
-        if path.read_text() == source:
+        if _layout.read_file(path) == source.encode():
             return path
-    except (OSError, UnicodeDecodeError):
-        pass
-    _layout.write_atomically(path, source.encode())
+    except OSError:
+        pass  # missing, unreadable, or no file at all: written (a FIFO is replaced)
+    try:
+        _layout.write_atomically(path, source.encode())
+    except OSError as error:
+        # A rename cannot replace a directory: say so rather than quote the rename.
+        cause = "a directory is in its place" if path.is_dir() else error
+        raise CodegenError(
+            f"cannot write the generated source {path}: {cause}; remove what is there, or set "
+            "NINETOOTHED_CACHE_DIR to another directory"
+        ) from error
     return path
 
 
@@ -84,7 +92,7 @@ def load(
 
 def read(path: Path) -> str:
     """The text of the cached source at ``path``, refused if changed since :func:`store`."""
-    text = path.read_text()
+    text = _layout.read_file(path).decode()
     if not path.stem.endswith("_" + content_hash(text)):
         raise CodegenError(
             f"the cached source {path} was changed after NineToothed wrote it; NineToothed "

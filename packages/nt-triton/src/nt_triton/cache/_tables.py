@@ -51,7 +51,7 @@ def _path(kernel_stem: str) -> Path:
 def read(kernel_stem: str) -> dict[str, Any]:
     """A kernel's entries (empty when none, or unreadable)."""
     try:
-        data = json.loads(_path(kernel_stem).read_text())
+        data = json.loads(_layout.read_file(_path(kernel_stem)))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("format") != FORMAT:
