@@ -154,8 +154,9 @@ def test_too_many_positional_arguments_name_the_signature():
     input, output = pool_inputs((2, 2))
     with pytest.raises(
         ninetoothed.errors.LaunchError,
-        match=r"max_pool_application takes 2 parameters \(input, output\) and then its constexpr "
-        r"symbols \(WINDOW_HEIGHT, WINDOW_WIDTH\), at most 4 positional arguments, got 5",
+        match=r"kernel 'max_pool_application' \(\w+\.py:\d+\) takes 2 parameters "
+        r"\(input, output\) and then its constexpr symbols \(WINDOW_HEIGHT, WINDOW_WIDTH\), "
+        r"at most 4 positional arguments, got 5",
     ):
         max_pool(input, output, 2, 2, 2)
 
@@ -165,7 +166,8 @@ def test_a_kernel_without_constexpr_symbols_takes_its_parameters_only():
     x = torch.randn(8, device=DEVICE)
     with pytest.raises(
         ninetoothed.errors.LaunchError,
-        match=r"doubled takes 2 positional arguments \(x, y\), got 3 \(it has no constexpr",
+        match=r"kernel 'doubled' \(test_call_forms\.py:\d+\) takes 2 positional arguments "
+        r"\(x, y\), got 3 \(it has no constexpr",
     ):
         kernel(x, x, 64)
 
@@ -194,7 +196,8 @@ def test_a_missing_tensor_among_named_ones_is_named():
     x = torch.randn(6, 10, device=DEVICE)
     with pytest.raises(
         ninetoothed.errors.LaunchError,
-        match=r"scale_and_shift: missing argument 1, parameter 'y' \(by keyword: 'out', its "
+        match=r"kernel 'scale_and_shift' \(\w+\.py:\d+\): missing parameter 'y' \(by keyword: "
+        r"'out', its "
         r"Tensor's name\); the parameters are "
         r"inp, out, given positionally or by keyword",
     ):

@@ -4,9 +4,25 @@ Every error derives from :class:`NineToothedError`, so callers can catch the
 whole family at once.  Where an error is also a classic Python category (a bad
 value, a wrong type), it derives from that built-in too, so code written
 against plain Python exceptions keeps working.
+
+An error about a kernel begins with its label, ``kernel 'add' (add.py:12)``
+(:func:`kernel_label`): the kernel's name, and the file base name and line
+where its *application* function is defined.  The application, not the
+arrangement: it is the function ``make`` and ``@ninetoothed.jit`` name the
+kernel after, and the one every kernel has (arrangements are often shared).
+Errors while a kernel is made get the label in one place (:func:`labelled`);
+call-time messages begin with the spec's
+:attr:`~ninetoothed.spec.kernel_spec.KernelSpec.label`.  A call short of
+arguments names each parameter it leaves out.
 """
 
 from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
     "AdapterNotFoundError",
@@ -16,6 +32,8 @@ __all__ = [
     "LaunchError",
     "MetaOperationError",
     "NineToothedError",
+    "kernel_label",
+    "labelled",
 ]
 
 
@@ -66,3 +84,36 @@ class LaunchError(ValueError, NineToothedError):
 class CodegenError(NineToothedError):
     """The code-generation backend could not turn a kernel into source code,
     e.g. the application uses a construct the backend does not support."""
+
+
+def kernel_label(name: str, application: Callable[..., Any]) -> str:
+    """How every error about a kernel names it: ``kernel 'add' (add.py:12)``.
+
+    ``name`` is the kernel's name (``make``'s ``name=``, else the application
+    function's); the site is the base name of the file and the line where the
+    application function is defined (its first decorator's line, for a
+    decorated one), the function a user writes and an error is usually about.
+    The site is left out for an application Python knows no source of.
+    """
+    code = getattr(inspect.unwrap(application), "__code__", None)
+    if code is None:
+        return f"kernel {name!r}"
+    return f"kernel {name!r} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+
+
+@contextlib.contextmanager
+def labelled(label: str) -> Iterator[None]:
+    """Begin the message of any :class:`NineToothedError` raised inside with ``label``.
+
+    Making a kernel raises from many places (the arrangement's meta-operations,
+    the spec's checks, code generation); this is where their messages get the
+    kernel's label, once.  A message that begins with it already is left alone.
+    The error keeps its type and traceback.
+    """
+    try:
+        yield
+    except NineToothedError as error:
+        if len(error.args) == 1 and isinstance(error.args[0], str):
+            if not error.args[0].startswith(label):
+                error.args = (f"{label}: {error.args[0]}",)
+        raise

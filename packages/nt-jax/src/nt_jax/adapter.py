@@ -102,7 +102,7 @@ class JaxAdapter(Adapter):
         # itself, not as XLA's "INTERNAL: CpuCallback error".
         if jitted is not None and known:
             return callbacks.raising_kernel_errors(lambda: jitted(*args, **kwargs))
-        autodiff.refuse_differentiation(kernel.spec.name, args)
+        autodiff.refuse_differentiation(kernel.spec.label, args)
         if not known or any(isinstance(a, jax.core.Tracer) for a in args):
             return self._call(kernel, args, kwargs)
         return callbacks.raising_kernel_errors(lambda: eager.first(args, kwargs))
@@ -130,7 +130,7 @@ class JaxAdapter(Adapter):
             _check_shapes(triton_kernel, bound, call_roles)
             results = _interpreted(kernel, bound, call_roles)
         else:
-            require_gpu(kernel.spec.name, bound.device, "arrays", self.gpu_hint)
+            require_gpu(kernel.spec.label, bound.device, "arrays", self.gpu_hint)
             if triton_call.gpu_launcher() == "callback":
                 _check_shapes(triton_kernel, bound, call_roles)
                 results = callbacks.call_buffer_callback(kernel, bound, call_roles)

@@ -89,7 +89,7 @@ class EagerCalls:
 
         jitted = jax.jit(launch, static_argnums=static, static_argnames=tuple(self.keywords))
         spec = getattr(self._target(), "spec", None)
-        name, application = (spec.name, spec.application) if spec else ("kernel", None)
+        name, application = (spec.label, spec.application) if spec else ("kernel", None)
         with compile_errors_named(name, application):  # jax-triton compiles as XLA lowers
             result = jitted(*args, **kwargs)
         self.by_types[tuple(map(type, args))] = jitted

@@ -57,7 +57,7 @@ def roles(kernel: GeneratedKernel, bound: BoundCall) -> Roles:
     outputs = [index for index, name in enumerate(names) if name in written]
     if not outputs:
         raise LaunchError(
-            f"{spec.name}: the kernel writes no parameter, so a JAX call of it would have "
+            f"{spec.label}: the kernel writes no parameter, so a JAX call of it would have "
             "no result (JAX kernels return the parameters they write)"
         )
     fresh = []
@@ -66,13 +66,13 @@ def roles(kernel: GeneratedKernel, bound: BoundCall) -> Roles:
         if index in outputs:
             if is_struct and name in read:
                 raise LaunchError(
-                    f"{spec.name}: output parameter {name!r} is also read by the kernel, so it "
+                    f"{spec.label}: output parameter {name!r} is also read by the kernel, so it "
                     "needs its initial contents: pass an array, not a jax.ShapeDtypeStruct"
                 )
             fresh.append(is_struct)
         elif is_struct:
             raise LaunchError(
-                f"{spec.name}: parameter {name!r} is not an output of the kernel (outputs: "
+                f"{spec.label}: parameter {name!r} is not an output of the kernel (outputs: "
                 f"{', '.join(kernel.outputs) or 'none'}), so it needs an array, not a "
                 "jax.ShapeDtypeStruct"
             )

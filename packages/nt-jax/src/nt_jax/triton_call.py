@@ -82,7 +82,7 @@ class TritonCallPlan:
 
 def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> list[Any]:
     """Launch as an XLA custom call through ``jax_triton.triton_call``."""
-    jax_triton = import_jax_triton(kernel.spec.name)
+    jax_triton = import_jax_triton(kernel.spec.label)
     version = tuple(getattr(jax_triton, "__version_info__", (0, 3, 1)))
     plan = plan_triton_call(
         kernel, bound, roles, jax_triton_version=version, trampoline=trampoline_for
@@ -94,7 +94,7 @@ def call_jax_triton(kernel: TritonKernel, bound: BoundCall, roles: Roles) -> lis
     # named here rather than surfacing from the lowering as Triton's own error.
     kernel.check_compiles(bound.tensors, plan.prepared, plan.compiled_meta)
     # Compiles here when JAX runs the call at once (eager calls lower it in nt_jax.eager).
-    with compile_errors_named(kernel.spec.name, kernel.spec.application):
+    with compile_errors_named(kernel.spec.label, kernel.spec.application):
         results = jax_triton.triton_call(
             *plan.args,
             kernel=plan.kernel,

@@ -127,8 +127,8 @@ class PaddleAdapter(Adapter):
         Under ``paddle.jit.to_static`` or in a static program (see
         :mod:`nt_paddle.static`) the call raises a clear error.
         """
-        static.refuse_static_graph(kernel.spec.name)
-        refuse_grad(kernel.spec.name, args)
+        static.refuse_static_graph(kernel.spec.label)
+        refuse_grad(kernel.spec.label, args)
         return super().call(kernel, args, kwargs)
 
     def pointers(self, bound: BoundCall) -> list[Any]:
@@ -178,7 +178,7 @@ class PaddleAdapter(Adapter):
             # clone(), not contiguous(): Paddle's Tensor.contiguous() is in place
             # on a view (the view gets new storage and stops aliasing its base).
             clone=lambda tensor: tensor.clone(),
-            kernel_name=kernel.spec.name,
+            kernel_name=kernel.spec.label,
             framework=self.name,
         )
         kernel.launch(kernel.prepare(handed.tensors, handed.arguments, bound.scalars), 0)

@@ -65,11 +65,11 @@ class TorchAdapter(Adapter):
         (:func:`nt_torch.custom_ops.operator_for`), which launches eagerly
         through the template's call.  Eager calls pay these two checks only.
         """
-        refuse_grad(kernel.spec.name, args)
+        refuse_grad(kernel.spec.label, args)
         if self.tracing():
             if kernel.spec.jagged_parameters:
                 raise LaunchError(
-                    f"{kernel.spec.name}: kernels with jagged parameters run eagerly only, "
+                    f"{kernel.spec.label}: kernels with jagged parameters run eagerly only, "
                     "not under torch.compile or torch.func transforms"
                 )
             launch_operator.call(self, kernel, args, kwargs)

@@ -41,7 +41,7 @@ import torch
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime import plugins
-from ninetoothed.runtime.binding import canonical_call
+from ninetoothed.runtime.binding import arity_error, canonical_call
 from ninetoothed.runtime.hookspecs import GeneratedKernel
 from ninetoothed.runtime.make import Kernel
 from nt_torch import runtime
@@ -86,7 +86,7 @@ class TorchOperator:
         unknown = set(kwargs) - set(self._symbols)
         if unknown:
             raise LaunchError(
-                f"{self.kernel.spec.name}: unexpected keyword argument(s) {sorted(unknown)}; the "
+                f"{self.kernel.spec.label}: unexpected keyword argument(s) {sorted(unknown)}; the "
                 f"kernel's symbols are {list(self._symbols)}"
             )
         self.op(*args, **kwargs)
@@ -172,14 +172,12 @@ def _generated(kernel: Kernel | GeneratedKernel) -> GeneratedKernel:
 
 
 def _fake(kernel: Kernel | GeneratedKernel) -> Callable[..., None]:
-    count = len(kernel.spec.parameters)
+    names = [parameter.name for parameter in kernel.spec.parameters]
 
     def fake(*args: Any, **kwargs: Any) -> None:
         # Outputs are written in place: nothing to allocate, only the arity to check.
-        if len(args) != count:
-            raise LaunchError(
-                f"{kernel.spec.name} takes {count} positional arguments, got {len(args)}"
-            )
+        if len(args) != len(names):
+            raise arity_error(kernel.spec.label, names, len(args))
 
     return fake
 

@@ -36,12 +36,12 @@ def bind(
     jagged: dict[int, tuple[str, Any]] = {}
     for check, argument in zip(spec.call_checks, args):
         if not check.is_scalar and isinstance(argument, torch.Tensor):
-            if _check_argument(spec.name, check, argument):
+            if _check_argument(spec.label, check, argument):
                 jagged[id(argument)] = (check.name, argument)
     # Before the sizes are compared: the longest entries may agree where the offsets do not.
     given = dict(jagged.values())
     for group in spec.jagged_groups:
-        _check_same_offsets(spec.name, [(name, given[name]) for name in group if name in given])
+        _check_same_offsets(spec.label, [(name, given[name]) for name in group if name in given])
 
     def described(obj: Any) -> TensorInfo:
         return _describe(obj) if id(obj) in jagged else describe(obj)

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.binding import arity_error
 from ninetoothed.runtime.hookspecs import GeneratedKernel
 from nt_torch import runtime
 
@@ -53,11 +54,7 @@ def call(
     inputs, outputs, scalars = [], [], []
     parameters = kernel.spec.parameters
     if len(args) != len(parameters):
-        names = ", ".join(p.name for p in parameters)
-        raise LaunchError(
-            f"{kernel.spec.name} takes {len(parameters)} positional arguments ({names}), "
-            f"got {len(args)}"
-        )
+        raise arity_error(kernel.spec.label, [p.name for p in parameters], len(args))
     for parameter, argument in zip(parameters, args):
         if parameter.is_scalar:
             scalars.append(argument)
@@ -133,7 +130,7 @@ def _arguments(
     items = inputs + outputs + scalars
     if len(items) != len(entry.kernel.spec.parameters):
         raise LaunchError(
-            f"{entry.kernel.spec.name} takes {len(entry.kernel.spec.parameters)} arguments, "
+            f"{entry.kernel.spec.label} takes {len(entry.kernel.spec.parameters)} arguments, "
             f"ninetoothed::launch got {len(items)}"
         )
     return entry, entry.order(items)

@@ -73,7 +73,7 @@ def _batch_first(
     for name, dim in zip(names, in_dims):
         if name in outputs and dim is None:
             raise LaunchError(
-                f"{kernel.spec.name} under vmap: output {name!r} is not batched but the inputs "
+                f"{kernel.spec.label} under vmap: output {name!r} is not batched but the inputs "
                 "are; the kernel writes into it, so allocate it inside the vmapped function "
                 "(e.g. torch.empty_like of a batched input)"
             )

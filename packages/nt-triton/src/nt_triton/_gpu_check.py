@@ -188,7 +188,7 @@ def _first_compiling(
         except Exception as error:  # any front-end failure; the first is reported
             first_error = first_error or error
     raise CodegenError(
-        f"{spec.name}: the kernel does not compile for a GPU (checked under Triton's "
+        f"{spec.label}: the kernel does not compile for a GPU (checked under Triton's "
         "interpreter, which also runs Python a GPU cannot: lists, dicts, try, numpy calls on "
         "tiles and Python conditions on tiles are interpreter-only). Triton's compiler, at "
         f"the generated line marked ^ (the application is "

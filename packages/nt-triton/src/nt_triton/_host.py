@@ -216,13 +216,13 @@ def compile_host(
         name: str, shape: tuple[int, ...], grid: tuple[int, ...], tensors: Sequence[TensorInfo]
     ) -> None:
         raise LaunchError(
-            f"{spec.name}: the arranged {name!r} has outermost shape {shape}, but the launch grid "
+            f"{spec.label}: the arranged {name!r} has outermost shape {shape}, but the launch grid "
             f"(from {spec.tensor_parameters[0].name!r}) is {grid}; the arguments' shapes do not "
             f"fit the arrangement together ({described(tensors)})"
         )
 
     def unmet(message: str, value: int, tensors: Sequence[TensorInfo]) -> None:
-        raise LaunchError(f"{spec.name}: {message}, got {value} for shapes {described(tensors)}")
+        raise LaunchError(f"{spec.label}: {message}, got {value} for shapes {described(tensors)}")
 
     namespace: dict[str, Any] = {
         n.NEXT_POWER_OF_TWO: next_power_of_two,
@@ -262,7 +262,7 @@ def _pinning(
         missing = set(names) - set(values)
         if missing:
             raise LaunchError(
-                f"{spec.name}: to skip auto-tuning give every meta symbol; missing "
+                f"{spec.label}: to skip auto-tuning give every meta symbol; missing "
                 f"{', '.join(sorted(missing))}"
             )
         return {**values, **tuning.derived_meta_values(signature, values)}

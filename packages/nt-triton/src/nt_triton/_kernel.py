@@ -131,7 +131,7 @@ class TritonKernel:
                 tuner = self._tuner
                 if tuner is None:
                     tuner = self._tuner = Tuner(
-                        self.spec.name,
+                        self.spec.label,
                         Path(self.source_path).stem,
                         self.configurations,
                         self._sizing,
@@ -231,7 +231,7 @@ class TritonKernel:
             key = (tuple(types[0].items()), tuple((i, repr(v)) for i, v in types[1].items()))
             if key in self._front_ends_passed:
                 continue
-            with failures.compile_errors_named(self.spec.name, self.spec.application):
+            with failures.compile_errors_named(self.spec.label, self.spec.application):
                 gpu_check.check_call(self.function, types)
             self._front_ends_passed.add(key)
 
@@ -279,11 +279,11 @@ class TritonKernel:
 
             if isinstance(error, CompilationError) and not knobs.interpreting():
                 raise failures.compile_failure(
-                    self.spec.name, self.spec.application, error
+                    self.spec.label, self.spec.application, error
                 ) from error
             # Triton names a dtype, not the argument that has it: name the parameter.
             raise failures.explained(
-                self.spec.name, self.signature, arguments, error, self.source_path
+                self.spec.label, self.signature, arguments, error, self.source_path
             ) from error
 
     def _check_for_gpu(self, arguments: Sequence[Any], meta: Mapping[str, Any]) -> None:

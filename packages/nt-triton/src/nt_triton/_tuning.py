@@ -195,7 +195,7 @@ def configurations(
                 result.append(Configuration(values, warp_count, stage_count, extra))
     if not result:
         raise CodegenError(
-            f"{spec.name}: no configuration of {', '.join(names)} fits a GPU program "
+            f"{spec.label}: no configuration of {', '.join(names)} fits a GPU program "
             f"({MAX_REGISTERS} registers a thread, {SHARED_MEMORY_BYTES} bytes of shared memory "
             f"for {ASSUMED_ELEMENT_BYTES}-byte elements, sizes at their upper bounds); lower the "
             "symbols' upper bounds"
@@ -391,7 +391,7 @@ def _candidates(spec: KernelSpec, names: list[str], sizing: Sizing) -> list[dict
         candidates.append(values)
     if not candidates:
         raise CodegenError(
-            f"{spec.name}: every combination of {', '.join(names)} exceeds the tile limits "
+            f"{spec.label}: every combination of {', '.join(names)} exceeds the tile limits "
             f"({MAX_TILE_ELEMENTS} elements a tile, {MAX_PROGRAM_ELEMENTS} a program); "
             "lower the symbols' upper bounds"
         )
@@ -433,7 +433,7 @@ def _pinned(
     unknown = set(values) - set(spec.meta_symbols)
     if missing or unknown:
         raise CodegenError(
-            f"{spec.name}: a pinned configuration must give exactly the meta symbols "
+            f"{spec.label}: a pinned configuration must give exactly the meta symbols "
             f"{sorted(spec.meta_symbols)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
         )
     meta = spec.meta_symbols
@@ -444,7 +444,7 @@ def _pinned(
     }
     if odd:
         raise CodegenError(
-            f"{spec.name}: meta symbols take powers of two (tiles are powers of two; a symbol "
+            f"{spec.label}: meta symbols take powers of two (tiles are powers of two; a symbol "
             f"declared power_of_two=False takes any positive int); the pinned configuration "
             f"gives {odd}"
         )

@@ -144,7 +144,7 @@ class AotKernel:
         adapter = plugins.adapter_for_arguments(args)
         if not getattr(adapter, "writes_in_place", True):
             raise LaunchError(
-                f"{spec.name}: a C library writes into the tensors it is given, and "
+                f"{spec.label}: a C library writes into the tensors it is given, and "
                 f"{adapter.name}'s arrays are immutable; call it with PyTorch or PaddlePaddle "
                 "tensors"
             )
@@ -157,7 +157,7 @@ class AotKernel:
             describe=adapter.describe,
         )
         if not bound.device.startswith("cuda"):
-            require_gpu(spec.name, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))
+            require_gpu(spec.label, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))
         arguments = self._arguments(spec, bound.tensors, bound.scalars, key)
         launch = Launch(self._function, arguments, adapter, bound.device, self._use_device)
         status = launch()
@@ -178,13 +178,13 @@ class AotKernel:
         if len(args) != count + self._keys:
             keys = ", ".join(p.name for p in self.library.parameters if p.kind == "key")
             raise LaunchError(
-                f"{self.library.kernel_name} takes {count} kernel arguments, then the key "
+                f"{self.spec.label} takes {count} kernel arguments, then the key "
                 f"values ({keys}), {count + self._keys} positional arguments, got {len(args)}"
             )
         try:
             key = tuple(key_value(value) for value in args[count:])
         except TypeError as error:
-            raise LaunchError(f"{self.library.kernel_name}: {error}") from error
+            raise LaunchError(f"{self.spec.label}: {error}") from error
         spec = self._variants.get(key)
         if spec is None:  # a variant that matches any value of a key it does not set
             spec = next(
@@ -198,7 +198,7 @@ class AotKernel:
         if spec is None:
             built = "; ".join(self._key_labels.values())
             raise LaunchError(
-                f"{self.library.kernel_name}: no variant was built for the key values "
+                f"{self.spec.label}: no variant was built for the key values "
                 f"{args[count:]!r}; built: {built}"
             )
         return spec, args[:count], key
@@ -256,8 +256,8 @@ def _scalar(spec: KernelSpec, parameter: CParameter, given: Any) -> Any:
         value = None
     if value is None or (not isinstance(given, float) and value.value != given):
         raise LaunchError(
-            f"{spec.name}: scalar {parameter.name!r} is a {parameter.ctype} ({parameter.dtype}) in "
-            f"the C library, which cannot hold {given!r}"
+            f"{spec.label}: scalar {parameter.name!r} is a {parameter.ctype} ({parameter.dtype}) "
+            f"in the C library, which cannot hold {given!r}"
         )
     return value
 

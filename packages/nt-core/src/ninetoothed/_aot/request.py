@@ -110,7 +110,7 @@ def check_kernel_name(function: str, name: str) -> None:
 
 def check_spec(spec: KernelSpec) -> None:
     """Raise :class:`CodegenError` for what a C library cannot take (see the module)."""
-    name = spec.name
+    name = spec.label
     given = sorted(spec.constexpr_symbols) + sorted(spec.runtime_symbols)
     if given:
         raise CodegenError(

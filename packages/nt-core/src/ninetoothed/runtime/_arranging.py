@@ -15,8 +15,8 @@ from typing import Any
 from ninetoothed.arrangement.names import renamed
 from ninetoothed.arrangement.symbol import Symbol, is_block_size
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.errors import ArrangementError, MetaOperationError
-from ninetoothed.spec._build import build_spec
+from ninetoothed.errors import ArrangementError, MetaOperationError, kernel_label, labelled
+from ninetoothed.spec._build import build_spec, kernel_name
 from ninetoothed.spec.kernel_spec import KernelSpec
 
 __all__ = ["make_spec", "named_block_sizes"]
@@ -29,11 +29,26 @@ def make_spec(
     name: str | None,
     options: dict[str, Any],
 ) -> KernelSpec:
-    """The :class:`KernelSpec` of :func:`make`'s arguments (``options`` checked already)."""
+    """The :class:`KernelSpec` of :func:`make`'s arguments (``options`` checked already).
+
+    Errors about the kernel begin with its label
+    (:func:`~ninetoothed.errors.kernel_label`), given here for all of them.
+    """
     for role, function in (("arrangement", arrangement), ("application", application)):
         if not callable(function):
             raise TypeError(f"make: {role} must be a function, got {type(function).__name__}")
-    tensors = tuple(tensors)
+    with labelled(kernel_label(kernel_name(name, application), application)):
+        return _arranged_spec(arrangement, application, tuple(tensors), name, options)
+
+
+def _arranged_spec(
+    arrangement: Callable[..., Any],
+    application: Callable[..., Any],
+    tensors: tuple[Any, ...],
+    name: str | None,
+    options: dict[str, Any],
+) -> KernelSpec:
+    """Call the arrangement on ``tensors``, check its result, build the spec."""
     try:
         arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
     except MetaOperationError as error:

@@ -215,7 +215,7 @@ class Adapter:
         jagged_dim = parameter.source.jagged_dim
         assert jagged_dim is not None
         raise LaunchError(
-            _no_nested_tensors(kernel.spec.name, parameter.name, jagged_dim, self.name)
+            _no_nested_tensors(kernel.spec.label, parameter.name, jagged_dim, self.name)
         )
 
     # -- the template ----------------------------------------------------------
@@ -252,14 +252,14 @@ class Adapter:
             # Name both frameworks when a foreign tensor is among the arguments
             # (their classes may share a name: torch.Tensor, paddle.Tensor).
             # Done only on failure, so calls that bind pay nothing.
-            self._raise_if_mixed(kernel.spec.name, args)
+            self._raise_if_mixed(kernel.spec.label, args)
             raise
         if kernel.interpreting:
             self.launch_interpreted(kernel, bound)
             return None
         device = bound.device
         if not device.startswith("cuda"):
-            require_gpu(kernel.spec.name, device, "tensors", self.gpu_hint)
+            require_gpu(kernel.spec.label, device, "tensors", self.gpu_hint)
         launcher = self.launcher(kernel)
         if launcher is not None:
             launcher.launch_bound(bound, args, kwargs)

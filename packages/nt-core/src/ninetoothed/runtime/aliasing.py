@@ -84,7 +84,7 @@ class Aliasing:
             and reached[i] == reached[j]
         )
         names = tuple(p.name for p in tensors)
-        return cls(spec.name, names, written, in_place, frozenset(spec.jagged_parameters))
+        return cls(spec.label, names, written, in_place, frozenset(spec.jagged_parameters))
 
     @cached_property
     def pairs(self) -> tuple[tuple[int, int], ...]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime import plugins
+from ninetoothed.runtime.binding import arity_error
 from ninetoothed.runtime.hookspecs import AutodiffBinding, FrameworkAdapter
 from ninetoothed.runtime.make import Kernel
 
@@ -86,7 +87,7 @@ class Functional:
         """Parameters the function takes: what the kernel reads, and its scalars."""
         scalars = {p.name for p in spec.parameters if p.is_scalar}
         self.rules = _output_rules(
-            spec.name, self.inputs, self.written, read, scalars, outputs or {}
+            spec.label, self.inputs, self.written, read, scalars, outputs or {}
         )
 
     @property
@@ -94,19 +95,21 @@ class Functional:
         """The kernel's name."""
         return self.kernel.spec.name
 
+    @property
+    def label(self) -> str:
+        """How errors name the kernel (:attr:`~ninetoothed.spec.kernel_spec.KernelSpec.label`)."""
+        return self.kernel.spec.label
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Allocate the outputs, launch, return them (one tensor, or a tuple for several)."""
         plugins.call_guard()
-        results = _binding(self.name, args).run(self, args, kwargs)
+        results = _binding(self.label, args).run(self, args, kwargs)
         return results[0] if len(results) == 1 else results
 
     def check_arity(self, args: tuple[Any, ...]) -> None:
         """Raise a :class:`LaunchError` unless ``args`` has one argument per input."""
         if len(args) != len(self.inputs):
-            raise LaunchError(
-                f"{self.name} (functional) takes {len(self.inputs)} positional arguments "
-                f"({', '.join(self.inputs)}), got {len(args)}"
-            )
+            raise arity_error(f"{self.label} (functional)", self.inputs, len(args))
 
     def kernel_arguments(
         self,
@@ -168,6 +171,13 @@ class Differentiable:
         return str(getattr(self.forward, "__name__", self.forward))
 
     @property
+    def label(self) -> str:
+        """How errors name it: the forward kernel's label, or the op's name."""
+        if isinstance(self.forward, Functional):
+            return self.forward.label
+        return self.name
+
+    @property
     def visible(self) -> int | None:
         """The slice end of the outputs a caller sees (None: all of them)."""
         return -self.residuals if self.residuals else None
@@ -184,7 +194,7 @@ class Differentiable:
     def forward_outputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """Run the forward without recording: its outputs as a tuple."""
         if isinstance(self.forward, Functional):
-            outputs: tuple[Any, ...] = _binding(self.name, args).run(self.forward, args, kwargs)
+            outputs: tuple[Any, ...] = _binding(self.label, args).run(self.forward, args, kwargs)
             return outputs
         result = self.forward(*args, **kwargs)
         return result if isinstance(result, tuple) else (result,)
@@ -194,7 +204,7 @@ class Differentiable:
         plugins.call_guard()
         if isinstance(self.forward, Functional):
             self.forward.check_arity(args)
-        framework, binding = _framework(self.name, args)
+        framework, binding = _framework(self.label, args)
         function = self._per_framework.get(framework)
         if function is None:
             function = self._per_framework[framework] = binding.differentiate(self)
@@ -208,8 +218,8 @@ class Differentiable:
         result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         if len(result) != len(inputs):
             raise LaunchError(
-                f"the backward of {self.name} returned {len(result)} gradient(s), expected one per "
-                f"input ({len(inputs)}); use None for inputs with no gradient"
+                f"the backward of {self.label} returned {len(result)} gradient(s), expected one "
+                f"per input ({len(inputs)}); use None for inputs with no gradient"
             )
         return result
 
@@ -285,7 +295,7 @@ def _output_rules(
     unknown = set(given) - set(written)
     if unknown:
         raise LaunchError(
-            f"functional({name}): outputs= names {sorted(unknown)}, but the kernel writes only "
+            f"{name}: functional's outputs= names {sorted(unknown)}, but the kernel writes only "
             f"{list(written)}"
         )
     rules: dict[str, OutputRule] = {}
@@ -296,12 +306,12 @@ def _output_rules(
         rule = given.get(output, default)
         if rule is None:
             raise LaunchError(
-                f"functional({name}): cannot allocate output {output!r}: the kernel has no "
+                f"{name}: functional cannot allocate output {output!r}: the kernel has no "
                 "input to take its shape from; give outputs={...}"
             )
         if isinstance(rule, str) and rule not in inputs:
             raise LaunchError(
-                f"functional({name}): output {output!r} is to be allocated like {rule!r}, which "
+                f"{name}: functional's output {output!r} is to be allocated like {rule!r}, which "
                 f"is not an input ({', '.join(inputs)})"
             )
         rules[output] = rule

@@ -25,7 +25,7 @@ from ninetoothed.spec._agreement import Agreement
 from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import ParameterCheck
 
-__all__ = ["BoundCall", "Placeholder", "bind_call", "canonical_call"]
+__all__ = ["BoundCall", "Placeholder", "arity_error", "bind_call", "canonical_call"]
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 """The integers a kernel's scalar parameters can take."""
@@ -81,10 +81,7 @@ def bind_call(
     """
     checks = spec.call_checks
     if len(args) != len(checks):
-        expected = ", ".join(check.name for check in checks)
-        raise LaunchError(
-            f"{spec.name} takes {len(checks)} positional arguments ({expected}), got {len(args)}"
-        )
+        raise arity_error(spec.label, [check.name for check in checks], len(args))
     unused: frozenset[int] = frozenset()
     if spec.conditional and placeholder is not None:
         unused = spec.unused_parameters(constexpr_values(checks, args, kwargs))
@@ -100,14 +97,14 @@ def bind_call(
         if not recognizes(argument):
             kind = type(argument)
             raise LaunchError(
-                f"{spec.name}: parameter {check.name!r} expects a {framework} tensor of "
+                f"{spec.label}: parameter {check.name!r} expects a {framework} tensor of "
                 f"{check.ndim} dimensions, got {kind.__module__}.{kind.__qualname__}"
                 " (all tensor arguments of one call must come from one framework)"
             )
         info = describe(argument)
         if len(info.shape) != check.ndim:
             raise LaunchError(
-                f"{spec.name}: parameter {check.name!r} expects {check.ndim} dimensions, "
+                f"{spec.label}: parameter {check.name!r} expects {check.ndim} dimensions, "
                 f"got a tensor of shape {info.shape} ({len(info.shape)} dimensions)"
             )
         if unused and len(tensors) in unused:  # replaced by a stand-in below
@@ -117,7 +114,7 @@ def bind_call(
         for dim, size in check.fixed_sizes:
             if info.shape[dim] != size:
                 raise LaunchError(
-                    f"{spec.name}: parameter {check.name!r} expects size {size} in "
+                    f"{spec.label}: parameter {check.name!r} expects size {size} in "
                     f"dimension {dim}, got shape {info.shape}"
                 )
         if (
@@ -126,12 +123,12 @@ def bind_call(
             and not (info.dtype == "bool" and check.dtype in BOOL_AS)
         ):
             raise LaunchError(
-                f"{spec.name}: parameter {check.name!r} expects dtype {check.dtype}, "
+                f"{spec.label}: parameter {check.name!r} expects dtype {check.dtype}, "
                 f"got {info.dtype}"
             )
         if info.dtype not in TRITON_DTYPES:
             raise LaunchError(
-                f"{spec.name}: parameter {check.name!r} is a {framework} tensor of dtype "
+                f"{spec.label}: parameter {check.name!r} is a {framework} tensor of dtype "
                 f"{info.dtype}, which Triton kernels cannot take (supported: "
                 f"{', '.join(CANONICAL_NAMES)})"
             )
@@ -139,7 +136,7 @@ def bind_call(
             device, first_device_parameter = info.device, check.name
         elif info.device != device:
             raise LaunchError(
-                f"{spec.name}: all tensors must be on one device; {first_device_parameter!r} is "
+                f"{spec.label}: all tensors must be on one device; {first_device_parameter!r} is "
                 f"on {device} but {check.name!r} is on {info.device}"
             )
         tensors.append(info)
@@ -147,7 +144,7 @@ def bind_call(
 
     if device == "meta":  # all on it: a mixed call fails the device agreement above
         raise LaunchError(
-            f"{spec.name}: parameter {first_device_parameter!r} is a tensor on the meta "
+            f"{spec.label}: parameter {first_device_parameter!r} is a tensor on the meta "
             "device, which has a shape but no data; kernels run on tensors with data (on a "
             "GPU, or on the CPU with TRITON_INTERPRET=1)"
         )
@@ -234,22 +231,31 @@ def canonical_call(
     for position, name in enumerate(given):
         if name in keywords:
             raise LaunchError(
-                f"{spec.name}: got two values for {_describe(spec, position)}: "
+                f"{spec.label}: got two values for {_describe(spec, position)}: "
                 f"{_short(args[position])} positionally (argument {position}) and "
                 f"{_short(keywords[name])} by keyword"
             )
         if position >= count:
             keywords[name] = args[position]
-    parameters = list(args[:count])
-    for position in range(len(parameters), count):
-        if names[position] not in keywords:
-            raise LaunchError(
-                f"{spec.name}: missing argument {position}, {_describe(spec, position)}; "
-                f"the parameters are {', '.join(names[:count])}, given positionally or "
-                "by keyword"
-            )
-        parameters.append(keywords.pop(names[position]))
+    missing = [p for p in range(len(args), count) if names[p] not in keywords]
+    if missing:
+        raise LaunchError(
+            f"{spec.label}: missing {'; '.join(_describe(spec, p) for p in missing)}; the "
+            f"parameters are {', '.join(names[:count])}, given positionally or by keyword"
+        )
+    parameters = [*args[:count], *(keywords.pop(names[p]) for p in range(len(args), count))]
     return tuple(parameters), keywords
+
+
+def arity_error(label: str, names: Sequence[str], got: int) -> LaunchError:
+    """The error for a call with ``got`` positional arguments of the ``names`` a kernel
+    (``label``) takes; a call short of them names each parameter it leaves out."""
+    message = f"{label} takes {len(names)} positional arguments ({', '.join(names)}), got {got}"
+    if got < len(names):
+        left_out = names[got:]
+        message += f"; missing {'parameter' if len(left_out) == 1 else 'parameters'} "
+        message += ", ".join(repr(name) for name in left_out)
+    return LaunchError(message)
 
 
 def _too_many(spec: KernelSpec, got: int) -> NoReturn:
@@ -258,11 +264,11 @@ def _too_many(spec: KernelSpec, got: int) -> NoReturn:
     symbols = spec.positional_symbols
     if not symbols:
         raise LaunchError(
-            f"{spec.name} takes {len(spec.parameters)} positional arguments ({parameters}), "
+            f"{spec.label} takes {len(spec.parameters)} positional arguments ({parameters}), "
             f"got {got} (it has no constexpr symbols to give after them)"
         )
     raise LaunchError(
-        f"{spec.name} takes {len(spec.parameters)} parameters ({parameters}) and then its "
+        f"{spec.label} takes {len(spec.parameters)} parameters ({parameters}) and then its "
         f"constexpr symbols ({', '.join(symbols)}), at most {len(spec.argument_names)} "
         f"positional arguments, got {got}"
     )
@@ -300,7 +306,7 @@ def _disagree(
         for i, d in (left, right)
     ]
     raise LaunchError(
-        f"{spec.name}: {described[0]} and {described[1]} must have the same size: the "
+        f"{spec.label}: {described[0]} and {described[1]} must have the same size: the "
         f"arrangement reads both at the same index ({agreement.index}), so where one ends "
         "the other would be masked and the result silently wrong"
     )
@@ -319,25 +325,25 @@ def _scalar(
         # ``math.prod(normalized_shape)``): the same value, or None, is fine.
         if argument is not None and not _same_value(argument, check.fixed_value):
             raise LaunchError(
-                f"{spec.name}: parameter {check.name!r} is fixed at make time to "
+                f"{spec.label}: parameter {check.name!r} is fixed at make time to "
                 f"{check.fixed_value!r} (Tensor(value=...)), got {argument!r}; pass "
                 f"{check.fixed_value!r} or None for it"
             )
         return check.fixed_value
     if recognizes(argument):
         raise LaunchError(
-            f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), "
+            f"{spec.label}: parameter {check.name!r} is a scalar (Tensor(0)), "
             f"got a {framework} tensor; pass a Python number"
         )
     if not isinstance(argument, (int, float, bool)):
         raise LaunchError(
-            f"{spec.name}: parameter {check.name!r} is a scalar (Tensor(0)), got "
+            f"{spec.label}: parameter {check.name!r} is a scalar (Tensor(0)), got "
             f"{type(argument).__name__} {argument!r}"
             + ("; pass a number (None only for a value fixed at make)" if argument is None else "")
         )
     if isinstance(argument, int) and not INT64_MIN <= argument <= INT64_MAX:
         raise LaunchError(
-            f"{spec.name}: parameter {check.name!r} is {argument}, which does not fit in 64 "
+            f"{spec.label}: parameter {check.name!r} is {argument}, which does not fit in 64 "
             f"bits (kernels take integers from {INT64_MIN} to {INT64_MAX})"
         )
     return argument
@@ -351,16 +357,16 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
         if kind is None:
             known = ", ".join(sorted(symbol_kinds)) or "none"
             raise LaunchError(
-                f"{spec.name}: unexpected keyword argument {name!r} (symbols it takes: {known})"
+                f"{spec.label}: unexpected keyword argument {name!r} (symbols it takes: {known})"
             )
         if not isinstance(value, (int, float, bool)):
             raise LaunchError(
-                f"{spec.name}: symbol {name!r} must be given a number, got "
+                f"{spec.label}: symbol {name!r} must be given a number, got "
                 f"{type(value).__name__} {value!r}"
             )
         if (kind == "meta" or name in spec.tile_symbols) and (type(value) is not int or value <= 0):
             raise LaunchError(
-                f"{spec.name}: {kind} symbol {name!r} is a tile size and takes a positive int, "
+                f"{spec.label}: {kind} symbol {name!r} is a tile size and takes a positive int, "
                 f"got {type(value).__name__} {value!r}"
             )
         if (
@@ -369,7 +375,7 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
             and not is_power_of_two(value)
         ):
             raise LaunchError(
-                f"{spec.name}: meta symbol {name!r} takes powers of two (tiles are powers of "
+                f"{spec.label}: meta symbol {name!r} takes powers of two (tiles are powers of "
                 f"two; declare it with power_of_two=False for any integer), got {value!r}"
             )
         scalars[name] = value
@@ -390,7 +396,7 @@ def _bind_keywords(spec: KernelSpec, kwargs: Mapping[str, Any], scalars: dict[st
         )
         how += ["run-time symbols by keyword"] if spec.runtime_symbols else []
         raise LaunchError(
-            f"{spec.name}: missing {' and '.join(parts)}: {'; '.join(how)}; e.g. "
+            f"{spec.label}: missing {' and '.join(parts)}: {'; '.join(how)}; e.g. "
             f"{spec.name}(..., {first}=...)"
         )
 

@@ -8,13 +8,13 @@ from typing import Any, get_type_hints
 
 from ninetoothed._aot.request import ahead_of_time_request
 from ninetoothed.arrangement.tensor import Tensor
-from ninetoothed.errors import ArrangementError
+from ninetoothed.errors import ArrangementError, kernel_label, labelled
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.binding import canonical_call
 from ninetoothed.runtime.hookspecs import FastPath, FrameworkAdapter, GeneratedKernel
 from ninetoothed.runtime.options import check_options
-from ninetoothed.spec._build import application_parameters, build_spec
+from ninetoothed.spec._build import application_parameters, build_spec, kernel_name
 from ninetoothed.spec.kernel_spec import KernelSpec
 
 __all__ = ["Kernel", "build", "jit", "make"]
@@ -168,9 +168,10 @@ def make(
     ahead = ahead_of_time_request(options)
     name, options = check_options("make", name, options, ("name", "backend"))
     spec = make_spec(arrangement, application, tensors, name, options)
-    if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
-        return ahead.make(spec)  # type: ignore[no-any-return]
-    return Kernel(spec, backend)
+    with labelled(spec.label):  # code generation's errors too name the kernel
+        if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
+            return ahead.make(spec)  # type: ignore[no-any-return]
+        return Kernel(spec, backend)
 
 
 def jit(
@@ -205,8 +206,9 @@ def jit(
                 )
             arranged.append(annotation)
         sources = tuple(tensor.source for tensor in arranged)
-        spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
-        return Kernel(spec, backend)
+        with labelled(kernel_label(kernel_name(name, function), function)):
+            spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
+            return Kernel(spec, backend)
 
     return decorate(func) if func is not None else decorate
 

@@ -23,7 +23,7 @@ from ninetoothed.spec._usage import source_only_parameters, whole_indexed_parame
 from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import Parameter
 
-__all__ = ["application_parameters", "build_spec"]
+__all__ = ["application_parameters", "build_spec", "kernel_name"]
 
 
 def build_spec(
@@ -59,8 +59,8 @@ def build_spec(
         for n, s in symbols.items()
         if not (s.meta or s.constexpr) and n not in size_and_stride_names
     }
-    kernel = name or str(getattr(application, "__name__", "kernel"))
-    check_names_defined(kernel, application, symbols.keys() | size_and_stride_names)
+    kernel = kernel_name(name, application)
+    check_names_defined(application, symbols.keys() | size_and_stride_names)
     return KernelSpec(
         name=kernel,
         parameters=tuple(parameters),
@@ -72,6 +72,11 @@ def build_spec(
         options=dict(options or {}),
         whole_indexed=frozenset(whole),
     )
+
+
+def kernel_name(name: str | None, application: Callable[..., Any]) -> str:
+    """The kernel's name: ``make``'s ``name=``, else the application function's."""
+    return name or str(getattr(application, "__name__", "kernel"))
 
 
 def _parameters(

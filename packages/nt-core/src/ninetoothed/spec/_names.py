@@ -31,16 +31,14 @@ from ninetoothed.spec._usage import HELPER_DEPTH, function_definition, namespace
 __all__ = ["check_names_defined"]
 
 
-def check_names_defined(
-    kernel: str, application: Callable[..., Any], symbols: Collection[str]
-) -> None:
+def check_names_defined(application: Callable[..., Any], symbols: Collection[str]) -> None:
     """Raise :class:`CodegenError` naming the first name ``application`` (or a plain
     helper it calls) reads and nothing defines; ``symbols`` are the kernel's."""
     for function, name, line in _undefined(application, symbols, 0, set()):
         where = f"{inspect.getsourcefile(function) or '<unknown file>'}:{line}"
         reader = function.__name__
         raise CodegenError(
-            f"{kernel}: {name} is not defined (read by {reader} at {where}); "
+            f"{name} is not defined (read by {reader} at {where}); "
             f"define or import it where {reader} is defined"
         )
 

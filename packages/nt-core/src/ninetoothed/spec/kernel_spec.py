@@ -18,6 +18,7 @@ from typing import Any
 
 from ninetoothed.arrangement.dtype import DataType
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
+from ninetoothed.errors import kernel_label
 from ninetoothed.spec._agreement import Agreement
 from ninetoothed.spec._agreement import derive as derive_agreements
 from ninetoothed.spec._guards import Conditional, conditional_parameters
@@ -69,6 +70,10 @@ class KernelSpec:
     :attr:`positional_symbols`.  A call may give any of them by keyword (a
     tensor by its ``Tensor(name=...)``) or positionally, in this order."""
 
+    label: str = field(init=False)
+    """How errors about this kernel begin: its name and where its application is
+    defined, ``kernel 'add' (add.py:12)`` (:func:`~ninetoothed.errors.kernel_label`)."""
+
     def __post_init__(self) -> None:
         # Adapters read this on every call, also while torch.compile traces one; on
         # Python 3.11 Dynamo cannot enter the lock of a cached_property's first
@@ -82,6 +87,7 @@ class KernelSpec:
         object.__setattr__(self, "positional_symbols", positional)
         names = tuple(p.source.name for p in self.parameters) + positional
         object.__setattr__(self, "argument_names", names)
+        object.__setattr__(self, "label", kernel_label(self.name, self.application))
 
     @cached_property
     def call_checks(self) -> tuple[ParameterCheck, ...]:

@@ -37,7 +37,7 @@ def addressing(context: Context, view: View) -> Addressing:
     levels = parameter.arranged.levels()
     if not view.is_innermost:
         raise CodegenError(
-            f"{context.spec.name}: {parameter.name!r} has {len(levels) - view.depth - 1} more "
+            f"{context.spec.label}: {parameter.name!r} has {len(levels) - view.depth - 1} more "
             f"level(s) below this one; index it (e.g. {parameter.name}[k]) to reach a tile"
         )
     context.addressed.add(parameter.name)
@@ -150,7 +150,7 @@ def _resolver(
         binding = bindings.get(variable)
         if binding is None:
             raise CodegenError(
-                f"{context.spec.name}: index variable {variable} of {view.parameter.name!r} is "
+                f"{context.spec.label}: index variable {variable} of {view.parameter.name!r} is "
                 "neither bound nor live; was a level replaced after being arranged?"
             )
         expression = binding.expression

@@ -192,7 +192,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 position = constant_int(node.slice)
                 if position is None:
                     raise CodegenError(
-                        f"{self.spec.name}: shapes can only be indexed with integer constants"
+                        f"{self.spec.label}: shapes can only be indexed with integer constants"
                     )
                 return base[position]
         return node
@@ -202,12 +202,12 @@ class ApplicationRewriter(ast.NodeTransformer):
         items = list(index.elts) if isinstance(index, ast.Tuple) else [index]
         if view.element is not None:
             raise CodegenError(
-                f"{self.spec.name}: {view.parameter.name!r} is already one element of its tile "
+                f"{self.spec.label}: {view.parameter.name!r} is already one element of its tile "
                 "and cannot be indexed again"
             )
         if view.is_innermost and len(items) != view.level.ndim:
             raise CodegenError(
-                f"{self.spec.name}: {view.parameter.name!r} is a tile of shape "
+                f"{self.spec.label}: {view.parameter.name!r} is a tile of shape "
                 f"{view.level.shape}; indexing it reads one element, which needs "
                 f"{view.level.ndim} indices, got {len(items)}"
             )
@@ -220,7 +220,7 @@ class ApplicationRewriter(ast.NodeTransformer):
             return self.index(deeper, rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load()))
         if len(items) != view.level.ndim:
             raise CodegenError(
-                f"{self.spec.name}: indexing {view.parameter.name!r} needs {view.level.ndim} "
+                f"{self.spec.label}: indexing {view.parameter.name!r} needs {view.level.ndim} "
                 f"indices (one per dimension of shape {view.level.shape}), got {len(items)}"
             )
         items = [self.visit(item) for item in items]
@@ -234,14 +234,14 @@ class ApplicationRewriter(ast.NodeTransformer):
         if isinstance(value, tuple) and not isinstance(value, ast.AST):
             if value and value[0] == descriptions.OFFSETS:
                 raise CodegenError(
-                    f"{self.spec.name}: offsets must be called: x.offsets(dim) or x.offsets()"
+                    f"{self.spec.label}: offsets must be called: x.offsets(dim) or x.offsets()"
                 )
             return ast.Tuple(list(value), ast.Load())
         if isinstance(value, ElementType):
             return descriptions.element_type(self.context, value)
         if isinstance(value, (SourceView, TypeView)):
             raise CodegenError(
-                f"{self.spec.name}: {ast.unparse(node)} is a tensor description, not a value"
+                f"{self.spec.label}: {ast.unparse(node)} is a tensor description, not a value"
             )
         assert isinstance(value, ast.expr)
         return value
@@ -254,7 +254,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 return None
             if parameter.is_scalar:
                 raise CodegenError(
-                    f"{self.spec.name}: {target.id!r} is a scalar parameter and cannot be "
+                    f"{self.spec.label}: {target.id!r} is a scalar parameter and cannot be "
                     "assigned to"
                 )
             return View(parameter, 1)
@@ -278,7 +278,7 @@ class ApplicationRewriter(ast.NodeTransformer):
         why = refusal(self.context, resolved) if code is None else None
         if why is not None:
             raise CodegenError(
-                f"{self.spec.name}: the application uses the global {ast.unparse(node)!r}"
+                f"{self.spec.label}: the application uses the global {ast.unparse(node)!r}"
                 f"{inline.located(node)}, "
                 f"{why}; a kernel may use module-level numbers, bools, strings, None and tuples of "
                 "them, dtypes, tl.constexpr values, ninetoothed.language and triton names, "
@@ -327,11 +327,11 @@ class ApplicationRewriter(ast.NodeTransformer):
             if isinstance(base, View):
                 if len(node.args) > 1 or node.keywords:
                     raise CodegenError(
-                        f"{self.spec.name}: offsets takes at most one argument, the dim"
+                        f"{self.spec.label}: offsets takes at most one argument, the dim"
                     )
                 dim = constant_int(node.args[0]) if node.args else None
                 if node.args and dim is None:
-                    raise CodegenError(f"{self.spec.name}: offsets(dim) needs an integer constant")
+                    raise CodegenError(f"{self.spec.label}: offsets(dim) needs an integer constant")
                 return memory.offsets(self.context, base, dim)
         if isinstance(node.func, ast.Attribute) and node.func.attr in gathers.METHODS:
             base = self.value(node.func.value)
@@ -366,7 +366,7 @@ class ApplicationRewriter(ast.NodeTransformer):
                 if isinstance(t, (ast.Name, ast.Subscript)) and t is not target
             ):
                 raise CodegenError(
-                    f"{self.spec.name}: store to a tensor parameter with a plain assignment "
+                    f"{self.spec.label}: store to a tensor parameter with a plain assignment "
                     f"({ast.unparse(target)} = ...), not chained or unpacked"
                 )
         node.targets = [self.visit(t) for t in node.targets]
@@ -465,7 +465,7 @@ class ApplicationRewriter(ast.NodeTransformer):
     def visit_Return(self, node: ast.Return) -> ast.stmt:
         if node.value is not None:
             raise CodegenError(
-                f"{self.spec.name}: an application returns nothing; assign to an output "
+                f"{self.spec.label}: an application returns nothing; assign to an output "
                 "parameter to store results"
             )
         return node

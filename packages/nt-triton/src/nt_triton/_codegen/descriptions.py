@@ -52,7 +52,7 @@ def attribute(context: Context, base: Any, name: str, node: ast.Attribute) -> An
     if isinstance(base, ElementType):
         return ast.Attribute(element_type(context, base), name, ast.Load())
     raise CodegenError(
-        f"{context.spec.name}: unsupported attribute {name!r} of a tensor parameter in "
+        f"{context.spec.label}: unsupported attribute {name!r} of a tensor parameter in "
         f"{ast.unparse(node)} (supported: shape, dtype, ndim, source, offsets)"
     )
 

@@ -40,17 +40,17 @@ METHODS = (DATA_PTR, STRIDE)
 def method(context: Context, parameter: Parameter, name: str, node: ast.Call) -> ast.expr:
     """``x.source.data_ptr()`` or ``x.source.stride(d)`` (``node`` is the call)."""
     if node.keywords:
-        raise CodegenError(f"{context.spec.name}: {ast.unparse(node)} takes no keywords")
+        raise CodegenError(f"{context.spec.label}: {ast.unparse(node)} takes no keywords")
     if name == DATA_PTR:
         if node.args:
             raise CodegenError(
-                f"{context.spec.name}: {ast.unparse(node)}: data_ptr() takes no arguments"
+                f"{context.spec.label}: {ast.unparse(node)}: data_ptr() takes no arguments"
             )
         return pointer(context, parameter)
     dim = constant_int(node.args[0]) if len(node.args) == 1 else None
     if dim is None:
         raise CodegenError(
-            f"{context.spec.name}: {ast.unparse(node)}: stride takes one integer constant, the dim"
+            f"{context.spec.label}: {ast.unparse(node)}: stride takes one integer constant, the dim"
         )
     context.through_source.add(parameter.name)
     return context.code(Symbol(naming.stride(parameter.name, _dim(context, parameter, dim))))
@@ -89,7 +89,7 @@ def subscript_indices(context: Context, parameter: Parameter, index: ast.expr) -
     ndim = parameter.source.ndim
     if len(items) != ndim or any(isinstance(item, ast.Slice) for item in items):
         raise CodegenError(
-            f"{context.spec.name}: {parameter.name}.source[...] needs {ndim} index "
+            f"{context.spec.label}: {parameter.name}.source[...] needs {ndim} index "
             f"expression(s), one per source dimension (no slices), got {ast.unparse(index)}"
         )
     return items
@@ -101,7 +101,7 @@ def _pointers_and_mask(
     """``pointer + sum(i_d * stride_d)`` and ``&`` of ``0 <= i_d < size_d``."""
     if parameter.source.jagged_dim is not None:
         raise CodegenError(
-            f"{context.spec.name}: {parameter.name}.source[...]: gathers from and scatters to "
+            f"{context.spec.label}: {parameter.name}.source[...]: gathers from and scatters to "
             f"a jagged tensor (jagged_dim={parameter.source.jagged_dim}) are not supported; "
             "arrange it and read its tiles"
         )
@@ -132,7 +132,7 @@ def _dim(context: Context, parameter: Parameter, dim: int) -> int:
     ndim = parameter.source.ndim
     if not -ndim <= dim < ndim:
         raise CodegenError(
-            f"{context.spec.name}: {parameter.name}.source has {ndim} dimensions, "
+            f"{context.spec.label}: {parameter.name}.source has {ndim} dimensions, "
             f"no dimension {dim}"
         )
     return dim % ndim

@@ -28,7 +28,7 @@ def block_size(context: Context, parameter: Parameter, depth: int, dim: int) -> 
         return next_power_of_two(size)
     if size.is_power_of_two():
         return size
-    name = context.spec.name
+    name = context.spec.label
     free = size.free_symbols.values()
     if any(s.meta for s in free) and any(not s.meta for s in free):
         raise CodegenError(
@@ -92,7 +92,7 @@ def vector_arange(context: Context, view: View, name: str) -> Symbol:
         if naming.arange(view.parameter.name, view.depth, dim) == name:
             break
     else:
-        raise CodegenError(f"{context.spec.name}: {name} is not an arange of this tile")
+        raise CodegenError(f"{context.spec.label}: {name} is not an arange of this tile")
     vector = naming.arange_vector(view.parameter.name, view.depth, dim)
     if vector not in context.aranges:
         extent = block_size(context, view.parameter, view.depth, dim)

@@ -47,7 +47,7 @@ def entry_bounds(
     assert jagged_dim is not None
     if names_in(batch) & tile_names:
         raise CodegenError(
-            f"{context.spec.name}: jagged tensor {parameter.name!r} (jagged_dim={jagged_dim}): "
+            f"{context.spec.label}: jagged tensor {parameter.name!r} (jagged_dim={jagged_dim}): "
             "a tile must hold one batch entry (size 1 along dimension 0), but this tile spans "
             f"several ({batch} varies within it); tile dimension 0 by 1"
         )
@@ -81,7 +81,7 @@ def program_entry_length(
     """
     if batch is None:
         raise CodegenError(
-            f"{context.spec.name}: jagged tensor {parameter.name!r} "
+            f"{context.spec.label}: jagged tensor {parameter.name!r} "
             f"(jagged_dim={parameter.source.jagged_dim}): the application reads the size of its "
             "jagged dimension (x.source.shape or a level's shape), which is the length of the "
             "program's batch entry, but this program's levels span several batch entries; keep "

@@ -145,14 +145,14 @@ def offsets(context: Context, view: View, dim: int | None) -> ast.expr:
         return node
     if not -len(indices) <= dim < len(indices):
         raise CodegenError(
-            f"{context.spec.name}: {view.parameter.name}.offsets({dim}): the source has "
+            f"{context.spec.label}: {view.parameter.name}.offsets({dim}): the source has "
             f"{len(indices)} dimensions"
         )
     index = indices[dim]
     varying = sorted(names_in(index) & block_names)
     if len(varying) > 1:
         raise CodegenError(
-            f"{context.spec.name}: {view.parameter.name}.offsets({dim}): source dimension "
+            f"{context.spec.label}: {view.parameter.name}.offsets({dim}): source dimension "
             f"{dim} varies along {len(varying)} dimensions of the tile, so it has no "
             "one-dimensional offsets; use the tile's memory offsets, "
             f"{view.parameter.name}.offsets()"

@@ -39,7 +39,7 @@ def check_application(context: Context, body: list[ast.stmt]) -> None:
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Return):
             raise CodegenError(
-                f"{context.spec.name}: persistent=True needs an application without "
+                f"{context.spec.label}: persistent=True needs an application without "
                 f"'return' (line {node.lineno} of the rewritten application returns): "
                 "each persistent program runs the application for several grid indices, "
                 "and a return would skip the rest; restructure it with if/else, or drop "

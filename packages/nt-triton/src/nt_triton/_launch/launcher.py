@@ -282,7 +282,7 @@ class FastLauncher:
         if loaded is None:
             if capturing():
                 raise LaunchError(
-                    f"{kernel.spec.name}: a call with new arguments (shapes, dtypes or "
+                    f"{kernel.spec.label}: a call with new arguments (shapes, dtypes or "
                     "alignment) inside a CUDA graph capture would compile the kernel; call it "
                     "once with the same arguments before capturing"
                 )
@@ -305,7 +305,7 @@ class FastLauncher:
 
         target = triton.runtime.driver.active.get_current_target()
         spec = self.kernel.spec
-        with failures.compile_errors_named(spec.name, spec.application):
+        with failures.compile_errors_named(spec.label, spec.application):
             binary = compiled.compile_kernel(
                 self.kernel.function, specialisation, target, warps, stages, maxnreg
             )

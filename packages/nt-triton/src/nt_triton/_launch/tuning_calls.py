@@ -96,7 +96,7 @@ def tuning_call(
         return lambda: run(stream, *pointers, *scalars)
 
     if reads.timer is None:
-        raise LaunchError(f"{kernel.spec.name}: this framework's adapter cannot time runs")
+        raise LaunchError(f"{kernel.spec.label}: this framework's adapter cannot time runs")
     host = kernel.signature.host
     values = {p.name: v for p, v in zip(host, prepared.arguments) if p.constexpr and type(v) is int}
     return TuningCall(

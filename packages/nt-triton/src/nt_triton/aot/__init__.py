@@ -55,7 +55,8 @@ class TritonBuilder:
 
         target_ = _compile.parse_target(target, "make")
         description = _bridge.describe(spec)
-        (kernel,) = _library.compile_kernels([description], [kernel_name], [kernel_name], target_)
+        # The library's own errors begin as the Python callable's do: with the spec's label.
+        (kernel,) = _library.compile_kernels([description], [kernel_name], [spec.label], target_)
         origin = repr(spec.name)
         unit = _library.write_kernel(kernel, output_dir, target_, origin)
         library = output_dir / f"{kernel_name}.so"

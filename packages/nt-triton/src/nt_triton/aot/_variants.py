@@ -209,7 +209,7 @@ def _plan(description: KernelDescription, variant: Variant) -> Plan:
             types.append((name, scalar_types(scalars[name].source.dtype)[0]))
         else:
             raise CodegenError(
-                f"{spec.name}: its kernel takes {name!r} ({kind.value}) from the caller at run "
+                f"{spec.label}: its kernel takes {name!r} ({kind.value}) from the caller at run "
                 "time, which a C library's launch function has no place for"
             )
         passed.append(parameter)
@@ -240,7 +240,7 @@ def _constant(
     if kind is ParameterKind.PADDED_SIZE and isinstance(parameter.expression, int):
         return next_power_of_two(parameter.expression)
     raise CodegenError(
-        f"{description.spec.name}: {name!r} ({kind.value}) depends on sizes known only at run "
+        f"{description.spec.label}: {name!r} ({kind.value}) depends on sizes known only at run "
         "time (a tile as large as a dimension of run-time size is padded per call); a C "
         "library needs it fixed: give that dimension a literal size (Tensor(shape=(..., "
         "1024))), or build one variant per size with ninetoothed.build"
