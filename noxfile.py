@@ -99,11 +99,16 @@ def install_cpu_stack(session: nox.Session) -> None:
     session.install("--no-build-isolation", *editable)
 
 
+PYTEST_OPTIONS = ("-n", "auto", "--durations=20")
+"""One pytest worker per CPU (xdist; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` caps it), and
+the 20 slowest tests listed at the end, so a test that grows slow shows in CI's log."""
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite on the CPU (Triton's interpreter; torch, paddle and jax)."""
     install_cpu_stack(session)
-    session.run("pytest", "-n", "2", *test_paths(), *session.posargs, env=CPU_ENV)
+    session.run("pytest", *PYTEST_OPTIONS, *test_paths(), *session.posargs, env=CPU_ENV)
 
 
 @nox.session(venv_backend="none")

@@ -38,7 +38,7 @@ def gram(x, out, rows, cols):
                 out[i, j] = acc
 
 
-@pytest.mark.parametrize("rows, cols", [(4, 9), (1, 3), (5, 2)])
+@pytest.mark.parametrize("rows, cols", [(3, 7), (1, 3), (5, 2)])
 def test_matrix_indexed_element_by_element(rows, cols):
     tensors = (
         Tensor(2),
