@@ -202,6 +202,11 @@ def test_a_missing_tensor_among_named_ones_is_named():
         r"inp, out, given positionally or by keyword",
     ):
         named(inp=x, ROWS=2, COLUMNS=4)
+    with pytest.raises(
+        ninetoothed.errors.LaunchError,
+        match=r"takes 2 positional arguments \(x, y\), got 0; missing parameters 'x', 'y'",
+    ):
+        named(ROWS=2, COLUMNS=4)
 
 
 def test_a_missing_constexpr_says_how_to_give_it():

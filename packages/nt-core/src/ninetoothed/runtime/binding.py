@@ -240,7 +240,7 @@ def canonical_call(
     missing = [p for p in range(len(args), count) if names[p] not in keywords]
     if missing:
         raise LaunchError(
-            f"{spec.label}: missing {'; '.join(_describe(spec, p) for p in missing)}; the "
+            f"{spec.label}: missing {' and '.join(_describe(spec, p) for p in missing)}; the "
             f"parameters are {', '.join(names[:count])}, given positionally or by keyword"
         )
     parameters = [*args[:count], *(keywords.pop(names[p]) for p in range(len(args), count))]

@@ -11,7 +11,7 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError, kernel_label, labelled
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime._arranging import make_spec
-from ninetoothed.runtime.binding import canonical_call
+from ninetoothed.runtime.binding import arity_error, canonical_call
 from ninetoothed.runtime.hookspecs import FastPath, FrameworkAdapter, GeneratedKernel
 from ninetoothed.runtime.options import check_options
 from ninetoothed.spec._build import application_parameters, build_spec, kernel_name
@@ -80,6 +80,9 @@ class Kernel:
 
     def _dispatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The general path: find the adapter of the arguments, let it validate and launch."""
+        if len(args) < len(self.spec.parameters):  # before the adapter: name what is missing
+            names = [parameter.name for parameter in self.spec.parameters]
+            raise arity_error(self.spec.label, names, len(args))
         adapter = None
         for argument in args:
             adapter = self._adapters.get(type(argument))
