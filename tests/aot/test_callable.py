@@ -16,28 +16,8 @@ import torch
 from ninetoothed._aot.kernel import _scalar
 from ninetoothed.aot import CParameter
 from ninetoothed.errors import LaunchError
-from nt_torch.adapter import TorchAdapter
 
 pytestmark = pytest.mark.interpreter_only
-
-STREAM = 0x5EED
-
-
-@pytest.fixture
-def on_gpu(monkeypatch):
-    """Torch tensors described as on cuda:0, PyTorch's current stream STREAM."""
-    describe = TorchAdapter.describe
-
-    def moved(self, obj):
-        return describe(self, obj)._replace(device="cuda:0")
-
-    def key(tensor):
-        return (tensor.shape, tensor.stride(), tensor.dtype, "cuda:0")
-
-    monkeypatch.setattr(TorchAdapter, "describe", moved)
-    monkeypatch.setattr(TorchAdapter, "aot_reads", lambda self: (key, torch.Tensor.data_ptr))
-    monkeypatch.setattr(TorchAdapter, "current_stream", lambda self, device: STREAM)
-    monkeypatch.setattr(TorchAdapter, "device_guard", lambda self, device: None)
 
 
 def _parameters(fake, count):
@@ -50,7 +30,7 @@ def test_calls_pass_the_tensors_and_the_stream(built, fake_cuda, on_gpu):
     x, y, z = (torch.empty(4096, dtype=torch.float16) for _ in range(3))
     launches = fake_cuda.get("fake_launches")
     add(x, y, z)
-    assert fake_cuda.launch()["stream"] == STREAM and fake_cuda.launch()["grid"] == (16, 1, 1)
+    assert fake_cuda.launch()["stream"] == on_gpu and fake_cuda.launch()["grid"] == (16, 1, 1)
     assert _parameters(fake_cuda, 6)[:6] == [
         x.data_ptr(),
         y.data_ptr(),
@@ -79,7 +59,9 @@ def test_the_library_s_refusals_raise_its_message(built, fake_cuda, on_gpu):
     overlapping = torch.empty(1, dtype=torch.float16).expand(300)
     for _ in range(2):  # the full path, then (remembered shapes) the fast one
         with pytest.raises(
-            LaunchError, match=r"the output 'z' has stride 0 .*NINETOOTHED_ERROR_SHAPE"
+            LaunchError,
+            match=r"the output 'z' \(shape \(300,\), strides \(0,\)\) has stride 0 "
+            r".*NINETOOTHED_ERROR_SHAPE",
         ):
             add(x, x, overlapping)
 

@@ -22,6 +22,7 @@ from ninetoothed.arrangement.symbol import SymbolLike
 from ninetoothed.errors import CodegenError
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton.aot import _bridge
+from nt_triton.aot._aliasing import emit_aliasing
 from nt_triton.aot._bridge import KernelDescription, ParameterKind
 from nt_triton.aot._cexpr import to_c
 from nt_triton.aot._compile import Binary
@@ -247,7 +248,8 @@ def _bound_checks(writer: _Writer) -> None:
 
 
 def _host_values(writer: _Writer) -> None:
-    """The 64-bit decision, layout flags, size alignments and the overlap check."""
+    """The 64-bit decision, layout flags, size alignments, the memory written tensors
+    share (:mod:`._aliasing`)."""
     terms = []
     for t, parameter in enumerate(writer.tensors):
         ndim = parameter.source.ndim
@@ -265,22 +267,7 @@ def _host_values(writer: _Writer) -> None:
         local = writer.locals[aligned.name] = f"nt_{aligned.name}"
         size, cap = writer.expression(aligned.expression), writer.expression(aligned.cap)
         writer.emit(f"const int64_t {local} = nt_alignment({size}, {cap});")
-    for t, parameter in enumerate(writer.tensors):
-        ndim = parameter.source.ndim
-        if parameter.name not in writer.description.outputs or not ndim or t in writer.unused:
-            continue
-        overlap = " || ".join(
-            f"(nt_stride_{t}_{d} == 0 && nt_size_{t}_{d} > 1)" for d in range(ndim)
-        )
-        nonempty = " && ".join(f"nt_size_{t}_{d} != 0" for d in range(ndim))
-        writer.fail(
-            "SHAPE",
-            f"({overlap}) && {nonempty}",
-            f"the output {parameter.name!r} has stride 0 along a dimension of more than one "
-            "element, so its elements overlap and would be written at once; pass a tensor "
-            "that owns its elements (shapes %s)",
-            _shapes(writer),
-        )
+    emit_aliasing(writer, writer.description.outputs)
 
 
 def _grid(writer: _Writer) -> None:
