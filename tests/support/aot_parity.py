@@ -24,8 +24,10 @@ from nt_triton.aot._bridge import ParameterKind
 from support.aot import FakeCuda, binaries, scalar, tensor
 
 
-def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, name: str) -> Any:
-    """``make(..., caller="cuda")`` for sm_90 into ``directory``."""
+def make_aot(
+    arrangement: Any, application: Any, tensors: Any, directory: Any, name: str, **options: Any
+) -> Any:
+    """``make(..., caller="cuda")`` for sm_90 into ``directory`` (and ``options``)."""
     import ninetoothed
 
     return ninetoothed.make(
@@ -36,6 +38,7 @@ def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, n
         kernel_name=name,
         output_dir=directory,
         target="sm_90",
+        **options,
     )
 
 

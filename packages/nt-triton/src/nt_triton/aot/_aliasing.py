@@ -13,11 +13,10 @@ for arguments sharing memory.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from ninetoothed.arrangement.dtype import itemsize
 from ninetoothed.errors import CodegenError
 from ninetoothed.runtime.aliasing import Aliasing
+from nt_triton.aot._writer import Writer
 
 __all__ = ["MAX_DIMS", "emit_aliasing"]
 
@@ -27,22 +26,6 @@ them in a fixed array)."""
 
 _FIELD = "\x00"
 """Stands for a ``%s`` while a message is made printf-safe."""
-
-
-class _Writer(Protocol):
-    """What of the launcher's writer (:mod:`._launcher`) this module uses."""
-
-    spec: Any
-    tensors: Any
-    names: dict[str, str]
-    unused: Any
-    label: str
-
-    def emit(self, line: str = "", depth: int = 1) -> None: ...
-
-    def fail(
-        self, status: str, condition: str, message: str, *values: str, depth: int = 1
-    ) -> None: ...
 
 
 def _format(text: str) -> str:
@@ -58,7 +41,7 @@ def _layout(t: int) -> tuple[str, str]:
     )
 
 
-def emit_aliasing(writer: _Writer, outputs: tuple[str, ...]) -> None:
+def emit_aliasing(writer: Writer, outputs: tuple[str, ...]) -> None:
     """Emit the checks of a call's written tensors (see the module docstring)."""
     spec = writer.spec
     aliasing = Aliasing.of(spec, outputs)
@@ -79,7 +62,7 @@ def emit_aliasing(writer: _Writer, outputs: tuple[str, ...]) -> None:
             _pair(writer, aliasing, w, o)
 
 
-def _arrays(writer: _Writer, t: int) -> None:
+def _arrays(writer: Writer, t: int) -> None:
     """Tensor ``t``'s sizes, strides, rank and span as locals."""
     source = writer.tensors[t].source
     ndim = source.ndim
@@ -106,13 +89,13 @@ def _arrays(writer: _Writer, t: int) -> None:
     writer.emit(f"(void)nt_sizes_{t}; (void)nt_strides_{t}; (void)nt_rank_{t}; (void)nt_span_{t};")
 
 
-def _buffers(writer: _Writer, tensors: tuple[int, ...]) -> None:
+def _buffers(writer: Writer, tensors: tuple[int, ...]) -> None:
     """Text buffers for the layouts of ``tensors`` (inside a failing branch's block)."""
     for t in tensors:
         writer.emit(f"char nt_text_{t}_shape[512], nt_text_{t}_strides[512];", 2)
 
 
-def _itself(writer: _Writer, aliasing: Aliasing, w: int) -> None:
+def _itself(writer: Writer, aliasing: Aliasing, w: int) -> None:
     """Refuse written tensor ``w`` overlapping itself."""
     arrays = f"nt_sizes_{w}, nt_strides_{w}, nt_rank_{w}"
     writer.emit(f"if (nt_overlaps_itself({arrays})) {{")
@@ -123,7 +106,7 @@ def _itself(writer: _Writer, aliasing: Aliasing, w: int) -> None:
     writer.emit("}")
 
 
-def _pair(writer: _Writer, aliasing: Aliasing, w: int, o: int) -> None:
+def _pair(writer: Writer, aliasing: Aliasing, w: int, o: int) -> None:
     """Refuse written tensor ``w`` sharing memory with ``o``, unless one view may be."""
     first, second = writer.tensors[w].source, writer.tensors[o].source
     alike = first.ndim == second.ndim and first.dtype == second.dtype

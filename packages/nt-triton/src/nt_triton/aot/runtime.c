@@ -92,6 +92,13 @@ static NT_UNUSED int64_t nt_alignment(int64_t size, int64_t cap) {
     return low < cap ? low : cap;
 }
 
+/* The smallest power of two at least value (1 for 0 or 1), as the host pads a tile. */
+static NT_UNUSED int64_t nt_next_power_of_two(int64_t value) {
+    int64_t result = 1;
+    while (result < value && result < ((int64_t)1 << 62)) result <<= 1;
+    return result;
+}
+
 static NT_UNUSED int nt_fits_int32(int64_t value) {
     return value >= INT32_MIN && value <= INT32_MAX;
 }
