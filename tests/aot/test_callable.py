@@ -126,3 +126,42 @@ def test_a_scalar_its_c_type_cannot_hold_is_refused():
     with pytest.raises(LaunchError, match=r"cannot hold 2.5"):
         _scalar(Spec(), parameter, 2.5)
     assert isinstance(_scalar(Spec(), CParameter("a", "scalar", "double"), 2), ctypes.c_double)
+
+
+@pytest.fixture
+def paddle_on_gpu(monkeypatch):
+    """Paddle tensors described as on cuda:0, Paddle's current stream STREAM (a stand-in
+    for a GPU: the launch never touches their memory)."""
+    paddle = pytest.importorskip("paddle")
+    from nt_paddle.adapter import PaddleAdapter
+
+    describe = PaddleAdapter.describe
+    monkeypatch.setattr(
+        PaddleAdapter, "describe", lambda self, obj: describe(self, obj)._replace(device="cuda:0")
+    )
+    monkeypatch.setattr(PaddleAdapter, "launch_stream", lambda self, device: 0xFACE)
+    monkeypatch.setattr(PaddleAdapter, "device_guard", lambda self, device: None)
+    return paddle
+
+
+def test_calls_on_paddle_tensors_pass_their_pointers_and_stream(built, fake_cuda, paddle_on_gpu):
+    paddle = paddle_on_gpu
+    add = built["add"].aot
+    add._fast = None
+    x, y, z = (paddle.zeros([4096], dtype="float16") for _ in range(3))
+    for _ in range(2):  # the full path, then the fast one
+        add(x, y, z)
+        assert fake_cuda.launch()["stream"] == 0xFACE and fake_cuda.launch()["grid"] == (16, 1, 1)
+        assert _parameters(fake_cuda, 6)[:3] == [x.data_ptr(), y.data_ptr(), z.data_ptr()]
+    assert len(add._fast.plans) == 1
+    with pytest.raises(LaunchError, match=r"parameter 'y' expects dtype float16, got float32"):
+        add(x, y.astype("float32"), z)
+    with pytest.raises(LaunchError, match=r"'x' \(read; .* share memory"):
+        add(x[:4000], y[:4000], x[1:4001])  # views of one buffer: refused by the library
+
+
+def test_paddle_cpu_tensors_are_refused_clearly(built):
+    paddle = pytest.importorskip("paddle")
+    x = paddle.zeros([8], dtype="float16")
+    with pytest.raises(LaunchError, match=r"add: the tensors are on cpu, .*tensor\.cuda\(\)"):
+        built["add"].aot(x, x, x)

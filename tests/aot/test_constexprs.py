@@ -221,3 +221,34 @@ def test_whole_dimension_tiles_need_a_bound_and_few_combinations(tmp_path):
     narrow = Tensor(2, dtype=ninetoothed.float32, shape_options=(None, {"upper_bound": 2048}))
     with pytest.raises(CodegenError, match=r"13 values, 12 values\): 156 combinations"):
         make_aot(arrangement, k.copy_application, (wide, narrow), tmp_path, "pairs")
+
+
+def test_a_variant_may_keep_a_constexpr_size_and_name_its_value(tmp_path, fake_cuda):
+    """A build variant that names a constexpr size's value compiles it in; a call of
+    another size is refused before anything (its dispatcher tries the next variant)."""
+    from ninetoothed._aot.sizes import run_time_sizes
+    from ninetoothed.aot import BuildVariant
+    from ninetoothed.runtime import plugins
+    from ninetoothed.runtime._arranging import make_spec
+
+    variants = []
+    for length in (32, 64):
+        tensors = run_time_sizes(k.row_tensors(), keep=[(0, 1)])
+        spec = make_spec(k.row_arrangement, k.row_sum_application, tensors, "exact", {})
+        label = f"length={length}"
+        variants.append(BuildVariant(spec, (), (), label, "", sizes=(("x", 1, length),)))
+    builder = plugins.ahead_of_time_builder("cuda")
+    library = builder.build(
+        variants, key_names=(), kernel_name="exact", output_dir=tmp_path, target="sm_90"
+    )
+    images = {n: binaries(tmp_path / f"exact_{n}.c") for n in (32, 64)}
+    call = _C(type("Made", (), {"library": library})())
+    for length in (32, 64):
+        assert call(tensor(FAR, (3, length)), tensor(2 * FAR, (3,))) == (0, "")
+        assert fake_cuda.image(fake_cuda.launch()["module"]) in images[length]
+    assert call(tensor(FAR, (3, 40)), tensor(2 * FAR, (3,))) == (
+        Status.NO_VARIANT,
+        "exact: no variant of the library serves the call: built for x.shape[1]=32; x.shape[1]=64",
+    )
+    unit = load_library(library.library).launch_exact_32
+    assert int(unit(ctypes.c_void_p(0), tensor(FAR, (3, 40)), tensor(2 * FAR, (3,)))) == 1

@@ -227,10 +227,11 @@ class BuildVariant:
     scalar's is read from the call's argument."""
 
     sizes: tuple[tuple[str, int, int], ...] = ()
-    """Representative sizes ``(parameter, dim, size)`` of dimensions a tile takes whole:
-    the variant is compiled for the power of two each pads to, and serves the calls
-    whose sizes pad alike (without them: every power of two up to the size's
-    ``upper_bound``)."""
+    """Sizes ``(parameter, dim, size)`` the variant is compiled for: a size declared
+    constexpr is compiled in (the variant serves calls of exactly that size); a
+    run-time size a tile takes whole stands for the power of two it pads to (the
+    variant serves the calls whose sizes pad alike; without one, every power of two
+    up to the size's ``upper_bound`` is compiled)."""
 
     configurations: int = 1
     """How many configurations of the kernel's own tuning space (its meta symbols,

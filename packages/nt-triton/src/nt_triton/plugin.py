@@ -1,4 +1,4 @@
-"""The ``triton`` entry point: the Triton code-generation backend, and ``ninetoothed cache``.
+"""The ``triton`` entry point: the Triton backend, ``ninetoothed cache`` and ``ninetoothed build``.
 
 Loading this module must stay cheap, because every process that makes a
 kernel or runs the ``ninetoothed`` command loads it through the entry point:
@@ -53,10 +53,18 @@ def ninetoothed_codegen_backend(name: str) -> TritonBackend | None:
 def ninetoothed_cli_commands(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
-    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`)."""
+    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`) and ``ninetoothed
+    build`` (the kernel library as a C library, built by this plugin's builder:
+    :mod:`ninetoothed.library.build`)."""
+    from ninetoothed.library.build import add_arguments, run
     from nt_triton.cache import _cli
 
     _cli.add_commands(subparsers)
+    parser = subparsers.add_parser(
+        "build", help="build NineToothed's kernel library as a C library (libninetoothed_ops.so)"
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
 
 
 @hookimpl

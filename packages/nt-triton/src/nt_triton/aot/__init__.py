@@ -87,6 +87,20 @@ class TritonBuilder:
             target=target,
         )
 
+    def link(self, sources: Sequence[Path], library: Path, include: Sequence[Path] = ()) -> None:
+        """Compile C ``sources`` (units this builder wrote, and C that calls their launch
+        functions) with ``include`` and link them into ``library``: objects of units a
+        build compiled are reused (``.objects`` beside them)."""
+        from nt_triton.aot import _cc
+        from nt_triton.aot._dispatch import OBJECTS
+
+        objects = []
+        for directory in dict.fromkeys(source.parent for source in sources):
+            mine = [source for source in sources if source.parent == directory]
+            (directory / OBJECTS).mkdir(exist_ok=True)
+            objects += _cc.objects(mine, [directory, *include], directory / OBJECTS)
+        _cc.link(objects, library)
+
 
 @functools.cache
 def _stamp() -> str:

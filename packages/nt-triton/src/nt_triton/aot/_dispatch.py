@@ -29,7 +29,10 @@ from nt_triton.aot import _bridge, _cc, _compile, _library, _timing
 from nt_triton.aot._dispatcher import Group, dispatcher_source, write_winners
 from nt_triton.aot._variants import Fixed
 
-__all__ = ["build"]
+__all__ = ["OBJECTS", "build"]
+
+OBJECTS = ".objects"
+"""The directory, in ``output_dir``, of the compiled translation units."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +54,13 @@ def build(
 ) -> CLibrary:
     """Compile, tune and link the library (see the module docstring)."""
     target_ = _compile.parse_target(target, "build")
+    # Without a GPU to time them on, only a variant's first configuration is compiled.
+    timed = _timing.device_count() > 0
     entries = [
         _Entry(variant, description, index)
         for variant in variants
         for index, description in enumerate(
-            _bridge.describe_configurations(variant.spec, variant.configurations)
+            _bridge.describe_configurations(variant.spec, variant.configurations if timed else 1)
         )
     ]
     names = _names(kernel_name, entries)
@@ -71,10 +76,14 @@ def build(
     groups = _groups(entries)
     library = output_dir / f"{kernel_name}.so"
     _library.copy_header(output_dir)
-    with tempfile.TemporaryDirectory(prefix="ninetoothed-objects-") as directory:
-        objects = _cc.objects(units, [output_dir], Path(directory))
-        parts = _Parts(kernel_name, names, parameters, groups, output_dir, objects, Path(directory))
-        winners, times = _winners(parts, entries)
+    # Objects stay beside the sources (reused while current: a library of libraries
+    # links them again); the timing library gets a path of its own.
+    objects_dir = output_dir / OBJECTS
+    objects_dir.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ninetoothed-tuning-") as directory:
+        objects = _cc.objects(units, [output_dir], objects_dir)
+        parts = _Parts(kernel_name, names, parameters, groups, output_dir, objects, objects_dir)
+        winners, times = _winners(parts, entries, Path(directory))
         dispatcher = parts.link(winners, library)
     write_winners(output_dir / f"{kernel_name}.csv", key_names, groups, winners, times)
     return CLibrary(
@@ -170,7 +179,9 @@ class _Parts:
         return dispatcher
 
 
-def _winners(parts: _Parts, entries: Sequence[_Entry]) -> tuple[list[int], list[float | None]]:
+def _winners(
+    parts: _Parts, entries: Sequence[_Entry], directory: Path
+) -> tuple[list[int], list[float | None]]:
     """Each group's entry to launch (timed on the GPUs when it has several), and its time."""
     winners = [group.members[0] for group in parts.groups]
     times: list[float | None] = [None] * len(winners)
@@ -185,7 +196,7 @@ def _winners(parts: _Parts, entries: Sequence[_Entry]) -> tuple[list[int], list[
         )
         return winners, times
     # Timed from a library of its own: a process holds one library per path.
-    tuning = parts.directory / f"{parts.kernel_name}.tuning.so"
+    tuning = directory / f"{parts.kernel_name}.tuning.so"
     parts.link(winners, tuning)
     return _tune(tuning, parts, entries, devices)
 

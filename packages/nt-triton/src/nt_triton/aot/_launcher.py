@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from nt_triton.aot import _bridge
 from nt_triton.aot._aliasing import emit_aliasing
 from nt_triton.aot._bridge import KernelDescription, ParameterKind
 from nt_triton.aot._buckets import run_time_padded
@@ -110,6 +111,7 @@ def _arguments(writer: Writer) -> None:
             )
             writer.emit(f"const int64_t nt_size_{t}_{d} = (int64_t){name}.shape[{d}];")
             writer.emit(f"const int64_t nt_stride_{t}_{d} = {name}.strides[{d}];")
+            _given_size(writer, t, d)
     for index, parameter in enumerate(spec.scalar_parameters):
         if parameter.source.constexpr:
             if parameter.name in writer.given:  # the call gives it: compiled for one value
@@ -125,6 +127,22 @@ def _arguments(writer: Writer) -> None:
         )
         writer.locals[parameter.name] = f"nt_scalar_{index}"
         writer.emit(f"const {ctype} nt_scalar_{index} = *(const {ctype} *){name}.data;")
+
+
+def _given_size(writer: Writer, t: int, d: int) -> None:
+    """Refuse a size other than the one a constexpr size was compiled for
+    (``NINETOOTHED_ERROR_NO_VARIANT``: a dispatcher tries its other variants)."""
+    parameter = writer.tensors[t]
+    name = _bridge.size_name(parameter.name, d)
+    if name not in writer.given or not writer.description.signature.by_name[name].constexpr:
+        return
+    writer.fail(
+        "NO_VARIANT",
+        f"nt_size_{t}_{d} != INT64_C({int(writer.given[name])})",
+        f"parameter {parameter.name!r} has size %lld in dimension {d}, but this variant was "
+        f"compiled for size {int(writer.given[name])} there",
+        f"(long long)nt_size_{t}_{d}",
+    )
 
 
 def _given_scalar(writer: Writer, parameter: Any) -> None:

@@ -93,7 +93,7 @@ def write_kernel(kernel: Kernel, output_dir: Path, target: _compile.Target, orig
         function=function,
         label=kernel.label,
         target=_compile.target_name(target),
-        given=kernel.fixed.constants,
+        given=_variants.compiled_in(kernel.description, kernel.fixed),
     )
     unit = _sources.translation_unit(f"{kernel.name}.h", len(kernel.compiled), body, origin)
     path = output_dir / f"{kernel.name}.c"

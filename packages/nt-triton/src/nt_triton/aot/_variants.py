@@ -42,7 +42,7 @@ from nt_triton.aot._bridge import (
     specialisation,
 )
 
-__all__ = ["CHAIN", "Fixed", "Plan", "Variant", "plans", "scalar_types"]
+__all__ = ["CHAIN", "Fixed", "Plan", "Variant", "compiled_in", "plans", "scalar_types"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,8 @@ class Fixed:
     constants: Mapping[str, Any] = field(default_factory=dict)
     """Values of the constexpr symbols and scalars a call gives, by name, compiled in."""
     sizes: Mapping[str, int] = field(default_factory=dict)
-    """Representative sizes by kernel name: the padded sizes they imply are compiled in."""
+    """Sizes by kernel name: a size declared constexpr is compiled in as it is, a run-time
+    one stands for the power of two it pads to."""
 
 
 def scalar_types(dtype: Any) -> tuple[str, str]:
@@ -148,10 +149,24 @@ def plans(description: KernelDescription, fixed: Fixed | None = None) -> list[Pl
     """The kernel's specialisations, most specific first: per combination of padded
     sizes (:mod:`._buckets`), a chain whose last serves every call of those."""
     fixed = fixed or Fixed()
+    given = compiled_in(description, fixed)
     result = []
-    for padded in _buckets.combinations(description, fixed.sizes, fixed.constants):
-        result += _chain(description, padded, fixed.constants)
+    for padded in _buckets.combinations(description, fixed.sizes, given):
+        result += _chain(description, padded, given)
     return result
+
+
+def compiled_in(description: KernelDescription, fixed: Fixed) -> dict[str, Any]:
+    """The values ``fixed`` compiles in: the constexprs the call gives, and the sizes the
+    kernel takes as constexprs (the launcher checks a call's against them)."""
+    exact = {
+        name: size
+        for name, size in fixed.sizes.items()
+        if (parameter := description.signature.by_name.get(name)) is not None
+        and parameter.kind is ParameterKind.SIZE
+        and parameter.constexpr
+    }
+    return {**fixed.constants, **exact}
 
 
 def _chain(
