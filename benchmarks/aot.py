@@ -16,6 +16,11 @@ in ``--out``):
   the same configuration, timed with CUDA events.  Floor: within 2 %.
 * **Builds**: a tuned mm build (24 configurations, three dtypes) from
   nothing, and the unchanged rebuild (floor: at most 1 s).
+* **The kernel library as a C library**: every forward op for float16, built
+  for this GPU from nothing (floor: at most 10 minutes) and rebuilt unchanged
+  (floor: at most 1 s), into ``--library DIR`` (new or empty; default a
+  temporary directory), which ``NINETOOTHED_OPS_DIR=DIR`` then lends to the
+  GPU tests of ``tests/aot/test_library_gpu.py``.
 """
 
 from __future__ import annotations
@@ -176,9 +181,26 @@ def builds(directory: Path) -> dict[str, float]:
     return {"mm_build_s": times[0], "mm_rebuild_s": times[1]}
 
 
+def library_builds(out: Path) -> dict[str, float]:
+    """Seconds of the whole forward library's build (float16, this GPU) from nothing, and
+    of the unchanged rebuild."""
+    from ninetoothed.library.build import build_library
+
+    if out.exists() and any(out.iterdir()):
+        raise SystemExit(f"--library {out}: give a new or empty directory (timed from nothing)")
+    times = []
+    for _ in range(2):
+        began = time.perf_counter()
+        build_library(out, None, ["float16"], None)
+        times.append(time.perf_counter() - began)
+    return {"library_build_s": times[0], "library_rebuild_s": times[1]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--library", type=Path, default=None, help="where the library goes")
+    parser.add_argument("--skip-library", action="store_true", help="skip the library build")
     arguments = parser.parse_args()
     directory = Path(tempfile.mkdtemp(prefix="ninetoothed-aot-bench-"))
     add = ninetoothed.make(
@@ -194,6 +216,8 @@ def main() -> int:
     results.update(python_host(add))
     results["parity"] = device_parity(directory)
     results.update(builds(directory))
+    if not arguments.skip_library:
+        results.update(library_builds(arguments.library or directory / "ops"))
     print(f"# Ahead-of-time libraries on {results['device']}\n")
     host = [
         ["C call (launch_add, 4096 floats)", f"{results['c_call_us']:.2f} us", "<= 4 us"],
@@ -206,6 +230,11 @@ def main() -> int:
         ["mm build (24 configurations)", f"{results['mm_build_s']:.1f} s", ""],
         ["unchanged rebuild", f"{results['mm_rebuild_s']:.3f} s", "<= 1 s"],
     ]
+    if "library_build_s" in results:
+        host += [
+            ["forward library build (float16)", f"{results['library_build_s']:.1f} s", "<= 600 s"],
+            ["unchanged library rebuild", f"{results['library_rebuild_s']:.3f} s", "<= 1 s"],
+        ]
     print(markdown(["what", "measured", "floor / baseline"], host))
     print()
     parity = [

@@ -396,6 +396,11 @@ class AheadOfTimeBuilder(Protocol):
         launches the variant of that key: where several share a key, the fastest on
         representative inputs (timed now on the GPU; without one, the first)."""
 
+    def link(self, sources: Sequence[Path], library: Path, include: Sequence[Path] = ()) -> None:
+        """Compile C ``sources`` (translation units the builder wrote, and C that calls
+        their launch functions; ``include``: more header directories) and link them
+        into the shared library ``library``."""
+
 
 class NineToothedSpec:
     """Hook specifications; plugins implement them with :data:`hookimpl`."""

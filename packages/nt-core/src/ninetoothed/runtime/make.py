@@ -167,6 +167,8 @@ def make(
     """
     ahead = ahead_of_time_request(options)
     name, options = check_options("make", name, options, ("name", "backend"))
+    if ahead is not None:  # sizes are run-time values in a C library
+        tensors = ahead.tensors(tensors)
     spec = make_spec(arrangement, application, tensors, name, options)
     if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
         return ahead.make(spec)  # type: ignore[no-any-return]

@@ -1,0 +1,242 @@
+"""The kernel library as a C library, built for sm_90 on a machine without a GPU.
+
+A small build (add, rms_norm, softmax; float16; rank 2, rows up to 4) links
+here; its C API is called through ctypes against the stand-in driver, which
+records which variant's code each call launches: the argument checks and the
+kernel choice of ``ninetoothed.library.ops``, in C.  A C++ program finds the
+library with CMake's ``find_package`` and calls it.  The whole library builds
+in the slow test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.aot import binaries
+from support.aot_library import CONSUMER, Ops, ops_tensor
+
+from ninetoothed.aot import Status
+from ninetoothed.library.build import LIBRARY, Options, build_library
+from ninetoothed.library.build.command import main
+
+pytestmark = pytest.mark.interpreter_only
+
+FAR = 1 << 40
+OPTIONS = Options(max_ndim=2, max_row=4, head_dims=(64,), configurations=2)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, fake_cuda):
+    out = tmp_path_factory.mktemp("library") / "ops"
+    library = build_library(out, ["add", "rms_norm", "softmax"], ["float16"], "sm_90", OPTIONS)
+    return out, library, Ops(library)
+
+
+def _images(out: Path, kernel: str, unit: str) -> list[bytes]:
+    """The code of one variant (its units: one per configuration tuned)."""
+    directory = out / "src" / kernel
+    units = [*directory.glob(f"{unit}.c"), *directory.glob(f"{unit}_*.c")]
+    assert units, f"no unit {unit} in {directory}"
+    return [image for path in units for image in binaries(path)]
+
+
+def _launched(fake_cuda) -> bytes:
+    return fake_cuda.image(fake_cuda.launch()["module"])
+
+
+def test_the_library_its_header_and_package_are_written(built):
+    out, library, _ = built
+    assert library == out / "lib" / LIBRARY
+    header = (out / "include" / "ninetoothed_ops.h").read_text()
+    assert "NineToothedResult ninetoothed_ops_add(NineToothedStream stream, " in header
+    assert "#define NINETOOTHED_OPS_HAS_SOFTMAX 1" in header and "ninetoothed_ops_mm" not in header
+    assert "one of: float16.  Built for sm_90." in header
+    assert (out / "include" / "ninetoothed.h").is_file()
+    config = out / "lib" / "cmake" / "NineToothedOps" / "NineToothedOpsConfig.cmake"
+    assert "NineToothedOps::ninetoothed_ops" in config.read_text()
+    symbols = subprocess.run(["nm", "-D", str(library)], capture_output=True, text=True).stdout
+    for op in ("add", "rms_norm", "softmax"):
+        assert f" T ninetoothed_ops_{op}\n" in symbols
+    assert " ninetoothed_last_error\n" in symbols
+
+
+def test_add_views_its_tensors_as_its_kernels_take_them(built, fake_cuda):
+    out, _, ops = built
+    one_d, two_d = _images(out, "add", "nt_ops_add_1_8"), _images(out, "add", "nt_ops_add_2_8")
+    # One contiguous shape, of any rank: the 1-D kernel over all elements.
+    tensors = [ops_tensor((i + 1) * FAR, (2, 3, 5)) for i in range(3)]
+    assert ops.add(*tensors) == (0, "")
+    assert _launched(fake_cuda) in one_d
+    # Broadcast (a column and a row), and strided: the 2-D kernel.
+    column, row = ops_tensor(FAR, (3, 1)), ops_tensor(2 * FAR, (4,))
+    assert ops.add(column, row, ops_tensor(3 * FAR, (3, 4))) == (0, "")
+    assert _launched(fake_cuda) in two_d
+    strided = ops_tensor(FAR, (3, 4), (1, 3))
+    assert ops.add(strided, strided, ops_tensor(3 * FAR, (3, 4))) == (0, "")
+    assert _launched(fake_cuda) in two_d
+
+
+@pytest.mark.parametrize(
+    ("shapes", "strides", "dtypes", "status", "message"),
+    [
+        (
+            [(3,), (4,), (4,)],
+            [None] * 3,
+            ["float16"] * 3,
+            Status.SHAPE,
+            "add: shapes (3,) and (4,) do not broadcast",
+        ),
+        (
+            [(3, 1), (4,), (3, 5)],
+            [None] * 3,
+            ["float16"] * 3,
+            Status.SHAPE,
+            "add: output must have shape (3, 4), got (3, 5)",
+        ),
+        (
+            [(4,), (4,), (4,)],
+            [None] * 3,
+            ["float16", "float32", "float16"],
+            Status.NO_VARIANT,
+            "add: the tensors must share one dtype of float16 (those built); got input float16, "
+            "other float32, output float16",
+        ),
+        (
+            [(2, 3, 4), (4,), (2, 3, 4)],
+            [None] * 3,
+            ["float16"] * 3,
+            Status.UNSUPPORTED,
+            "add: the output has 3 dimensions; the library was built for strided or broadcast "
+            "tensors of at most 2 (contiguous tensors of one shape take any rank)",
+        ),
+        (
+            [(4, 4), (4, 4), (4, 4)],
+            [None, None, (0, 1)],
+            ["float16"] * 3,
+            Status.SHAPE,
+            "nt_ops_add (ndim=2, dtype=float16",
+        ),
+    ],
+    ids=["no broadcast", "output shape", "dtypes", "rank", "overlapping output"],
+)
+def test_add_refuses_what_the_op_refuses(built, shapes, strides, dtypes, status, message):
+    _, _, ops = built
+    tensors = [
+        ops_tensor((i + 1) * FAR, shape, stride, dtype)
+        for i, (shape, stride, dtype) in enumerate(zip(shapes, strides, dtypes))
+    ]
+    got, text = ops.add(*tensors)
+    assert got == status and text.startswith(message), text
+    if status == Status.SHAPE and "stride 0" in text:  # the kernel's launcher's own words
+        assert "the output 'output' (shape (4, 4), strides (0, 1)) has stride 0" in text
+
+
+def test_rms_norm_merges_rows_and_picks_the_row_s_power_of_two(built, fake_cuda):
+    out, _, ops = built
+    weighted = {row: _images(out, "rms_norm", f"nt_ops_rms_norm_{row}_8") for row in (1, 2, 4)}
+    plain = _images(out, "rms_norm_unweighted", "nt_ops_rms_norm_unweighted_4_8")
+    for shape, row in (((2, 5, 3), 4), ((7, 2), 2), ((1,), 1)):
+        x, y = ops_tensor(FAR, shape), ops_tensor(2 * FAR, shape)
+        weight = ops_tensor(3 * FAR, shape[-1:])
+        assert ops.rms_norm(x, weight, 1e-6, y) == (0, "")
+        assert _launched(fake_cuda) in weighted[row]
+    none = ops_tensor(0, ())
+    assert ops.rms_norm(ops_tensor(FAR, (6, 3)), none, 1e-6, ops_tensor(2 * FAR, (6, 3))) == (0, "")
+    assert _launched(fake_cuda) in plain
+    checks = [
+        ((6, 5), (5,), None, Status.UNSUPPORTED, "rms_norm: rows of 5 elements are longer than 4"),
+        ((6, 3), (4,), None, Status.SHAPE, "rms_norm: weight must have shape (3,), got (4,)"),
+        ((2, 3, 3), (3,), (3, 6, 1), Status.UNSUPPORTED, "rms_norm: the dimensions of input"),
+    ]
+    for shape, weight_shape, strides, status, message in checks:
+        x = ops_tensor(FAR, shape, strides)
+        got = ops.rms_norm(x, ops_tensor(3 * FAR, weight_shape), 1e-6, ops_tensor(4 * FAR, shape))
+        assert got[0] == status and got[1].startswith(message), got
+
+
+def test_softmax_along_any_dimension(built, fake_cuda):
+    out, _, ops = built
+    x, y = ops_tensor(FAR, (4, 3)), ops_tensor(2 * FAR, (4, 3))
+    assert ops.softmax(x, 0, y) == (0, "")  # rows of 4, a stride of 3 apart
+    assert _launched(fake_cuda) in _images(out, "softmax", "nt_ops_softmax_4_8")
+    assert ops.softmax(x, -1, y) == (0, "")
+    assert _launched(fake_cuda) in _images(out, "softmax", "nt_ops_softmax_4_8")
+    assert ops.softmax(x, 2, y) == (
+        Status.INVALID_ARGUMENT,
+        "softmax: dim 2 is out of range for 2 dimensions",
+    )
+
+
+def test_an_unchanged_build_is_skipped_and_a_changed_one_rebuilds(built):
+    out, library, _ = built
+    before = library.stat().st_mtime_ns
+    began = time.perf_counter()
+    build_library(out, ["add", "rms_norm", "softmax"], ["float16"], "sm_90", OPTIONS)
+    assert time.perf_counter() - began <= 1.0 and library.stat().st_mtime_ns == before
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+def test_a_cpp_program_finds_the_library_with_cmake(built, tmp_path, fake_cuda_path):
+    out, _, _ = built
+    build = tmp_path / "build"
+    subprocess.run(
+        ["cmake", "-S", str(CONSUMER), "-B", str(build), f"-DCMAKE_PREFIX_PATH={out}"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    environment = dict(os.environ, NINETOOTHED_LIBCUDA=str(fake_cuda_path))
+    result = subprocess.run(
+        [str(build / "checks")], capture_output=True, text=True, env=environment, check=True
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0] == "0|"
+    assert lines[1] == f"{int(Status.SHAPE)}|add: output must have shape (3, 4), got (3, 5)"
+    assert lines[2].startswith(f"{int(Status.NO_VARIANT)}|add: the tensors must share one dtype")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--ops", "add,nope"], "the kernel library has no op 'nope'"),
+        (["--dtypes", "int8"], "the ops take float16, bfloat16, float32, not 'int8'"),
+        (["--max-row", "100"], "max_row must be a power of two, got 100"),
+        (["--head-dims", "96"], "head dimensions are powers of two from 16 to 256, got 96"),
+        (["--target", "sm_x"], "target='sm_x' names no GPU architecture"),
+    ],
+)
+def test_the_command_names_what_is_wrong(arguments, message, tmp_path, capsys):
+    assert main([*arguments, "--out", str(tmp_path / "out")]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_ninetoothed_build_library_is_the_same_command():
+    result = subprocess.run(
+        [sys.executable, "-m", "ninetoothed", "build-library", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--dtypes" in result.stdout and "--max-row" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # every kernel for sm_90: minutes on a few cores
+def test_the_whole_library_builds_and_links(tmp_path, fake_cuda):
+    """Every forward op, for sm_90 (on the CPU: each kernel's first configuration)."""
+    library = build_library(tmp_path / "all", None, ["float16"], "sm_90")
+    ops = Ops(library)
+    a, b, c = (ops_tensor((i + 1) * FAR, (64, 64)) for i in range(3))
+    assert ops.mm(a, b, c) == (0, "")
+    q = ops_tensor(FAR, (1, 2, 100, 64))
+    k, v, o = (ops_tensor((i + 2) * FAR, (1, 2, 100, 64)) for i in range(3))
+    assert ops.scaled_dot_product_attention(q, k, v, 1, 0.0, 0, o) == (0, "")
+    assert ops.scaled_dot_product_attention(
+        q, k, v, 0, 0.0, 0, ops_tensor(5 * FAR, (1, 2, 100, 32))
+    )[0] == int(Status.SHAPE)
