@@ -9,7 +9,7 @@ from typing import Any, get_type_hints
 from ninetoothed._aot.request import ahead_of_time_request
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
-from ninetoothed.runtime import plugins
+from ninetoothed.runtime import plugins, syntax_trees
 from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.binding import canonical_call
 from ninetoothed.runtime.hookspecs import FastPath, FrameworkAdapter, GeneratedKernel
@@ -169,10 +169,12 @@ def make(
     name, options = check_options("make", name, options, ("name", "backend"))
     if ahead is not None:  # sizes are run-time values in a C library
         tensors = ahead.tensors(tensors)
-    spec = make_spec(arrangement, application, tensors, name, options)
+    with syntax_trees.LOCK:
+        spec = make_spec(arrangement, application, tensors, name, options)
     if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
         return ahead.make(spec)  # type: ignore[no-any-return]
-    return Kernel(spec, backend)
+    with syntax_trees.LOCK:
+        return Kernel(spec, backend)
 
 
 def jit(
@@ -207,8 +209,9 @@ def jit(
                 )
             arranged.append(annotation)
         sources = tuple(tensor.source for tensor in arranged)
-        spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
-        return Kernel(spec, backend)
+        with syntax_trees.LOCK:
+            spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
+            return Kernel(spec, backend)
 
     return decorate(func) if func is not None else decorate
 
