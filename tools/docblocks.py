@@ -61,6 +61,7 @@ LANGUAGES = {
     "c": "C source: only as a file block, or not run",
     "cpp": "C++ source: only as a file block, or not run",
     "toml": "configuration: only as a file block, or not run",
+    "cmake": "CMake: only as a file block, or not run",
 }
 """The languages a fence may name, and what happens to each."""
 
