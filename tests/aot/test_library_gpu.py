@@ -122,8 +122,10 @@ def test_conv2d_and_max_pool2d(ops, stride, padding):
         out = _poisoned(tuple(pooled.shape), dtype)
         assert library.max_pool2d(T(x), 3, 3, 2, 2, 1, 1, T(out)) == (0, "")
         _close(out, pooled, dtype)
+    out = _poisoned((2, 7, 5, 6), dtypes[-1])  # the shape a stride of 3 gives: refused for it
     status, message = library.conv2d(T(x), T(w), 3, 3, 0, 0, 1, 1, T(out))
     assert status == Status.NO_VARIANT and "no variant was built for stride_h_=3" in message
+    assert bool(out.isnan().all()), "a refused call wrote its output"
 
 
 @pytest.mark.parametrize("shape", [(4, 1000), (2, 3, 1), (5, 4096), (1, 17)])
