@@ -173,6 +173,22 @@ def test_softmax_along_any_dimension(built, fake_cuda):
     )
 
 
+def test_empty_tensors_are_served_and_launch_nothing_without_rows(built, fake_cuda):
+    """An empty tensor's strides address nothing: any rank is one block, any view rows."""
+    _, _, ops = built
+    before = fake_cuda.get("fake_launches")
+    for shape, strides in (((0,), None), ((2, 0, 3), None), ((0, 5, 4), (0, 9, 2))):
+        tensors = [ops_tensor((i + 1) * FAR, shape, strides) for i in range(3)]
+        assert ops.add(*tensors) == (0, ""), shape
+    null = [ops_tensor(0, (2, 0, 3)) for _ in range(3)]  # torch's empty tensors: null data
+    assert ops.add(*null) == (0, "") and ops.softmax(null[0], 1, null[1]) == (0, "")
+    for shape, strides in (((2, 0, 4), None), ((0, 3), None), ((3, 0, 2), (1, 7, 5))):
+        x, y = ops_tensor(FAR, shape, strides), ops_tensor(2 * FAR, shape)
+        assert ops.softmax(x, -1, y) == (0, "") and ops.softmax(x, 0, y) == (0, ""), shape
+        assert ops.rms_norm(x, ops_tensor(3 * FAR, shape[-1:]), 1e-6, y) == (0, ""), shape
+    assert fake_cuda.get("fake_launches") == before
+
+
 def test_an_unchanged_build_is_skipped_and_a_changed_one_rebuilds(built):
     out, library, _ = built
     before = library.stat().st_mtime_ns

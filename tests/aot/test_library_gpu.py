@@ -64,7 +64,8 @@ def _close(got, want, dtype):
 
 
 @pytest.mark.parametrize(
-    ("a", "b"), [((1000,), (1000,)), ((3, 1), (4,)), ((2, 3, 5), (2, 3, 5)), ((1,), (7, 9))]
+    ("a", "b"),
+    [((1000,), (1000,)), ((3, 1), (4,)), ((2, 3, 5), (2, 3, 5)), ((1,), (7, 9)), ((2, 0, 3),) * 2],
 )
 def test_elementwise(ops, a, b):
     library, dtypes = ops
@@ -128,7 +129,7 @@ def test_conv2d_and_max_pool2d(ops, stride, padding):
     assert bool(out.isnan().all()), "a refused call wrote its output"
 
 
-@pytest.mark.parametrize("shape", [(4, 1000), (2, 3, 1), (5, 4096), (1, 17)])
+@pytest.mark.parametrize("shape", [(4, 1000), (2, 3, 1), (5, 4096), (1, 17), (2, 0, 4)])
 def test_rows(ops, shape):
     library, dtypes = ops
     for dtype in dtypes:
