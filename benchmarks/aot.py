@@ -57,6 +57,7 @@ def c_host(directory: Path) -> dict[str, float]:
         f"-I{_cc.cuda_include()}",
         str(HERE / "aot_host.c"),
         str(directory / "add.so"),
+        f"-L{g.libcuda_directory()}",
         "-l:libcuda.so.1",
         f"-Wl,-rpath,{directory}",
         "-o",

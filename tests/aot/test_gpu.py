@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 import torch
@@ -158,15 +157,6 @@ def test_two_devices_in_one_process(libraries):
         torch.testing.assert_close(z, x + y)
 
 
-def _libcuda() -> Path:
-    """The directory of the ``libcuda.so.1`` this process loaded."""
-    ctypes.CDLL("libcuda.so.1")
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        if line.endswith("libcuda.so.1") or "libcuda.so." in line.rsplit(" ", 1)[-1]:
-            return Path(line.rsplit(" ", 1)[-1]).parent
-    raise AssertionError("libcuda.so.1 is not mapped")
-
-
 @pytest.mark.parametrize(
     ("source", "compiler"), [("aot_consumer.c", "cc"), ("aot_consumer.cpp", "c++")]
 )
@@ -176,7 +166,7 @@ def test_c_and_cpp_programs(libraries, tmp_path, source, compiler):
     if shutil.which(compiler) is None:
         pytest.fail(f"no {compiler} on PATH")
     program = tmp_path / "consumer"
-    command = g.consumer_command(source, directory, program, [f"-L{_libcuda()}"])
+    command = g.consumer_command(source, directory, program, [f"-L{g.libcuda_directory()}"])
     subprocess.run(command, check=True)
     environment = {k: v for k, v in os.environ.items() if k != "NINETOOTHED_LIBCUDA"}
     result = subprocess.run(

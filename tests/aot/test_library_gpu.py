@@ -18,6 +18,7 @@ import subprocess
 import pytest
 import torch
 import torch.nn.functional as F
+from support.aot_gpu import libcuda_directory
 from support.aot_library import CONSUMER, Ops, ops_tensor
 from support.base import ON_GPU
 
@@ -210,7 +211,8 @@ def test_a_cpp_program_on_the_gpu(ops, tmp_path):
             str(build),
             f"-DCMAKE_PREFIX_PATH={out}",
             "-DOPS_GPU=ON",
-            f"-DCUDA_INCLUDE={_cc.cuda_include()}",
+            f"-DCUDA_INCLUDE={_cc.cuda_include()}",  # Triton's cuda.h: no CUDA toolkit
+            f"-DCUDA_DRIVER={libcuda_directory() / 'libcuda.so.1'}",  # the driver's, not a stub
         ],
         check=True,
     )

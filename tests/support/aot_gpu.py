@@ -10,6 +10,7 @@ C++ programs that call them (``aot_consumer.c``, ``aot_consumer.cpp``).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,6 +145,16 @@ def make_all(directory, target=None, dtype=ninetoothed.float32):
     return add, mm, attention
 
 
+def libcuda_directory() -> Path:
+    """The directory of the ``libcuda.so.1`` this process loads (containers mount the
+    driver's outside the linker's default paths)."""
+    ctypes.CDLL("libcuda.so.1")
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        if "libcuda.so." in line.rsplit(" ", 1)[-1]:
+            return Path(line.rsplit(" ", 1)[-1]).parent
+    raise OSError("libcuda.so.1 is loaded but not mapped from a file")
+
+
 CONSUMERS = Path(__file__).resolve().parent
 """Where ``aot_consumer.c`` and ``aot_consumer.cpp`` are."""
 
@@ -153,7 +164,7 @@ def consumer_command(
 ) -> list[str]:
     """The system compiler's command for the consumer ``source`` against the libraries
     :func:`make_all` wrote into ``directory``: linked against them and ``link`` (where
-    ``libcuda.so.1`` is: ``["-L<dir>"]``), or, with ``link=None``, compiled only
+    ``libcuda.so.1`` is: ``["-L" + libcuda_directory()]``), or, with ``link=None``, compiled only
     (``output``: an object file), as a machine without a GPU can."""
     from nt_triton.aot import _cc
 
