@@ -1,11 +1,14 @@
 """The kernel library's C API on the GPU, against torch, through ctypes and from C++.
 
 The library is built for the current GPU (float16, rows up to 4096, heads
-of 64 and 128, two configurations timed per tuned kernel), or
-taken from ``NINETOOTHED_OPS_DIR`` when that names a whole library built
-before (``benchmarks/aot.py --library DIR`` builds one).  Every op runs on
-fresh random inputs, outputs poisoned first, edge sizes included, and is
-compared with torch (in float64 where it matters).
+of 64 and 128, up to two configurations timed per tuned kernel, fewer where
+``NINETOOTHED_MAX_NUM_CONFIGS`` caps a space, as ``tools/gpu_tests.py``
+does), or taken from ``NINETOOTHED_OPS_DIR`` when that names a whole library
+built before (``benchmarks/aot.py --library DIR`` builds one).  Every op runs
+on fresh random inputs, outputs poisoned first, edge sizes (empty tensors
+included), and is compared with torch (in float64 where it matters); the
+calls of the heavy ops are also made on the CPU, against the stand-in driver,
+by the whole-library test of ``test_library.py``.
 """
 
 from __future__ import annotations
