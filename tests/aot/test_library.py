@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.aot import binaries
@@ -173,6 +175,22 @@ def test_softmax_along_any_dimension(built, fake_cuda):
     )
 
 
+def test_empty_tensors_are_served_and_launch_nothing_without_rows(built, fake_cuda):
+    """An empty tensor's strides address nothing: any rank is one block, any view rows."""
+    _, _, ops = built
+    before = fake_cuda.get("fake_launches")
+    for shape, strides in (((0,), None), ((2, 0, 3), None), ((0, 5, 4), (0, 9, 2))):
+        tensors = [ops_tensor((i + 1) * FAR, shape, strides) for i in range(3)]
+        assert ops.add(*tensors) == (0, ""), shape
+    null = [ops_tensor(0, (2, 0, 3)) for _ in range(3)]  # torch's empty tensors: null data
+    assert ops.add(*null) == (0, "") and ops.softmax(null[0], 1, null[1]) == (0, "")
+    for shape, strides in (((2, 0, 4), None), ((0, 3), None), ((3, 0, 2), (1, 7, 5))):
+        x, y = ops_tensor(FAR, shape, strides), ops_tensor(2 * FAR, shape)
+        assert ops.softmax(x, -1, y) == (0, "") and ops.softmax(x, 0, y) == (0, ""), shape
+        assert ops.rms_norm(x, ops_tensor(3 * FAR, shape[-1:]), 1e-6, y) == (0, ""), shape
+    assert fake_cuda.get("fake_launches") == before
+
+
 def test_an_unchanged_build_is_skipped_and_a_changed_one_rebuilds(built):
     out, library, _ = built
     before = library.stat().st_mtime_ns
@@ -240,3 +258,51 @@ def test_the_whole_library_builds_and_links(tmp_path, fake_cuda):
     assert ops.scaled_dot_product_attention(
         q, k, v, 0, 0.0, 0, ops_tensor(5 * FAR, (1, 2, 100, 32))
     )[0] == int(Status.SHAPE)
+    check_the_gpu_test_s_calls(ops, fake_cuda)
+
+
+def check_the_gpu_test_s_calls(ops: Ops, fake_cuda) -> None:
+    """The calls ``test_library_gpu.py`` makes of mm, addmm, bmm, conv2d, max_pool2d,
+    rotary embedding and attention: each launches, or is refused as that test expects
+    (a GPU session is not the place to find a call the C API turns down)."""
+
+    def t(index: int, shape: tuple[int, ...], strides: tuple[int, ...] | None = None):
+        return ops_tensor((index + 1) * FAR, shape, strides)
+
+    for m, n, k in ((1, 64, 32), (33, 70, 100), (512, 256, 128), (2048, 2048, 64)):
+        a, b, c = t(0, (m, k)), t(1, (k, n), (1, k)), t(2, (m, n))
+        launched(fake_cuda, ops.mm, a, b, c)
+        launched(fake_cuda, ops.addmm, t(3, (n,)), a, b, 0.5, 2.0, c)
+        launched(fake_cuda, ops.bmm, t(0, (3, m, k)), t(1, (3, k, n)), t(2, (3, m, n)))
+    x, w = t(0, (2, 5, 17, 19)), t(1, (7, 5, 3, 3))
+    for stride, padding in ((1, 1), (2, 0), (1, 3)):
+        p, q = ((size + 2 * padding - 3) // stride + 1 for size in (17, 19))
+        geometry = (stride, stride, padding, padding, 1, 1)
+        launched(fake_cuda, ops.conv2d, x, w, *geometry, t(2, (2, 7, p, q)))
+        launched(fake_cuda, ops.max_pool2d, x, 3, 3, 2, 2, 1, 1, t(2, (2, 5, 9, 10)))
+    status, message = ops.conv2d(x, w, 3, 3, 0, 0, 1, 1, t(2, (2, 7, 5, 6)))
+    assert status == Status.NO_VARIANT and "no variant was built for stride_h_=3" in message
+    for head in (64, 40):
+        x, angles = t(0, (2, 33, 3, head)), t(1, (33, head // 2))
+        out = t(2, (2, 33, 3, head))
+        for interleaved in (0, 1):
+            if head == 40:
+                status, message = ops.rotary_position_embedding(x, angles, angles, interleaved, out)
+                assert status == Status.NO_VARIANT and "a head dimension of 40" in message
+            else:
+                launched(
+                    fake_cuda, ops.rotary_position_embedding, x, angles, angles, interleaved, out
+                )
+        for lq, lk, heads_kv, causal in ((100, 257, 4, 1), (5, 64, 2, 0), (64, 64, 4, 0)):
+            q, o = t(0, (2, 4, lq, head)), t(3, (2, 4, lq, head))
+            k, v = t(1, (2, heads_kv, lk, head)), t(2, (2, heads_kv, lk, head))
+            gqa = int(heads_kv != 4)
+            launched(fake_cuda, ops.scaled_dot_product_attention, q, k, v, causal, 0.0, gqa, o)
+
+
+def launched(fake_cuda, op: Callable[..., tuple[int, str]], *arguments: Any) -> None:
+    """``op(*arguments)`` succeeds and launches."""
+    before = fake_cuda.get("fake_launches")
+    status = op(*arguments)
+    assert status == (0, ""), status
+    assert fake_cuda.get("fake_launches") > before, f"{op.__name__} launched nothing"

@@ -21,12 +21,15 @@ namespace {
 using consumer::check;
 using consumer::launched;
 
-std::uint16_t to_half(float value) {  // round to nearest even, normal range only
+std::uint16_t to_half(float value) {  // round to nearest even; subnormals flush to zero
     std::uint32_t bits;
     std::memcpy(&bits, &value, sizeof bits);
     std::uint32_t sign = (bits >> 16) & 0x8000u, exponent = (bits >> 23) & 0xffu;
     std::uint32_t mantissa = bits & 0x7fffffu;
-    if (exponent < 103) return static_cast<std::uint16_t>(sign);
+    if (exponent == 0xffu)  // NaN (the poison outputs start as) stays NaN, infinity infinite
+        return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0u));
+    if (exponent > 142) return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (exponent < 113) return static_cast<std::uint16_t>(sign);
     std::uint32_t half = sign | ((exponent - 112) << 10) | (mantissa >> 13);
     std::uint32_t rest = mantissa & 0x1fffu;
     if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
@@ -37,6 +40,8 @@ float from_half(std::uint16_t half) {
     std::uint32_t sign = (half & 0x8000u) << 16, exponent = (half >> 10) & 0x1fu;
     std::uint32_t mantissa = half & 0x3ffu, bits;
     if (exponent == 0) return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mantissa), -24);
+    if (exponent == 0x1fu)
+        return mantissa ? std::nanf("") : (sign ? -HUGE_VALF : HUGE_VALF);
     bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
     float value;
     std::memcpy(&value, &bits, sizeof value);

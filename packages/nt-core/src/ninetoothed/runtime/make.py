@@ -162,8 +162,9 @@ def make(
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
     :func:`ninetoothed.runtime.options.check_options`).  ``caller="cuda"`` (with
-    ``output_dir`` and ``target``) compiles ahead of time into a C library
-    and returns its Python callable (:mod:`ninetoothed.aot`, ``docs/aot.md``).
+    ``output_dir``, ``target``, and ``constexprs``: the values to compile the
+    constexprs a call gives for) compiles ahead of time into a C library and
+    returns its Python callable (:mod:`ninetoothed.aot`, ``docs/aot.md``).
     """
     ahead = ahead_of_time_request(options)
     name, options = check_options("make", name, options, ("name", "backend"))
@@ -235,6 +236,9 @@ def build(
     parameters that only change speed: they, and the compilation
     configurations, are tuned per key of the other parameters on the GPU at
     build time (without a GPU: the first configuration of each key).
+    A configuration's ``kwargs`` may also give the values of the constexprs the
+    kernel takes at the call (``BLOCK=64``): a symbol's is a key value after
+    ``premake``'s, a scalar's selects by the call's argument.
     ``caller`` is ``"cuda"`` (the default), ``kernel_name`` the library's
     name (``launch_<kernel_name>``, ``<kernel_name>.so``), ``output_dir`` where
     it goes (created if missing; default ``ninetoothed.generation.CACHE_DIR``),

@@ -139,8 +139,16 @@ static int64_t nt_ops_power_of_two(int64_t value) {
     return result;
 }
 
-/* Whether a row-major tensor of this shape and strides is dense. */
+/* Whether the tensor has no elements (its strides then describe nothing). */
+static int nt_ops_empty(const uint64_t *shape, int ndim) {
+    for (int d = 0; d < ndim; ++d)
+        if (shape[d] == 0) return 1;
+    return 0;
+}
+
+/* Whether a row-major tensor of this shape and strides is dense (an empty one is). */
 static int nt_ops_contiguous(NineToothedOpsTensor tensor) {
+    if (nt_ops_empty(tensor.shape, tensor.ndim)) return 1;
     int64_t expected = 1;
     for (int d = tensor.ndim - 1; d >= 0; --d) {
         if (tensor.shape[d] != 1 && tensor.strides[d] != expected) return 0;
@@ -150,19 +158,22 @@ static int nt_ops_contiguous(NineToothedOpsTensor tensor) {
 }
 
 /* ``view`` as 2-D (rows, length): its leading dimensions merged, which their strides must
-   allow (one stride apart, as a view of rows is).  Returns -1 when they do not. */
+   allow (one stride apart, as a view of rows is); an empty view is no rows, whatever its
+   strides.  Returns -1 when they do not merge. */
 static int nt_ops_rows(nt_ops_view_t *view) {
-    int last = view->ndim - 1;
+    int last = view->ndim - 1, empty = nt_ops_empty(view->shape, view->ndim);
     uint64_t rows = 1;
     int64_t stride = 0;
     for (int d = last - 1; d >= 0; --d) {
-        if (view->shape[d] == 1) continue;
+        if (view->shape[d] == 1 || empty) continue;
         if (rows != 1 && view->strides[d] != stride * (int64_t)rows) return -1;
         if (rows == 1) stride = view->strides[d];
         rows *= view->shape[d];
     }
     uint64_t length = view->shape[last];
     int64_t step = view->strides[last];
+    if (empty) /* no rows: nothing to address, nothing to launch */
+        rows = 0, stride = length ? (int64_t)length : 1;
     view->ndim = 2;
     view->shape[0] = rows, view->shape[1] = length;
     view->strides[0] = stride, view->strides[1] = step;
