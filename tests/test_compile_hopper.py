@@ -46,6 +46,11 @@ KERNELS = [
     ("library", "addmm"),
     ("library", "conv2d"),
     ("library", "scaled_dot_product_attention"),
+    ("library", "flash_decoding:split"),
+    ("library", "flash_decoding:split:1"),
+    ("library", "flash_decoding:split:2"),
+    ("library", "flash_decoding:split:3"),
+    ("library", "flash_decoding:merge"),
 ]
 
 ELEMENTS = {"add": "fp16", "matmul": "fp16", "library": "fp16", "float8_copy_kernel": "fp8e5"}
@@ -56,8 +61,16 @@ LIBRARY_VARIANTS = {
     "addmm": "{'input_pattern': (None, None)}",
     "conv2d": "{}",
     "scaled_dot_product_attention": "{}",
+    "flash_decoding:split": "{'part': 'split', 'heads': 4, 'rows': 4, 'head_bound': 128}",
+    **{  # each configuration of the split kernel (the benchmark's comparison)
+        f"flash_decoding:split:{i}": "{'part': 'split', 'heads': 4, 'rows': 4, "
+        f"'head_bound': 128, 'config': {i}}}"
+        for i in (1, 2, 3)
+    },
+    "flash_decoding:merge": "{'part': 'merge', 'head_bound': 128}",
 }
-"""``premake``'s arguments of each library kernel compiled (as source text)."""
+"""``premake``'s arguments of each library kernel compiled (as source text); a
+module with several kernels is named ``module:part``."""
 
 COMPILE = textwrap.dedent(
     """
@@ -70,7 +83,7 @@ COMPILE = textwrap.dedent(
     if module_name == "library":
         from ninetoothed.library.ops.kernels import kernel as library_kernel
 
-        module = importlib.import_module("ninetoothed.library." + attribute)
+        module = importlib.import_module("ninetoothed.library." + attribute.split(":")[0])
         kernel = library_kernel(module, **eval(variant))
     else:
         kernel = getattr(importlib.import_module("support.tutorial." + module_name), attribute)
@@ -119,3 +132,13 @@ def test_compiles_for_sm90(module_name: str, attribute: str) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     shared = int(result.stdout.rsplit(":", 1)[1])
     assert shared <= 227 * 1024, f"{module_name}.{attribute} needs {shared} bytes of shared memory"
+
+
+def test_every_split_configuration_of_flash_decoding_is_compiled() -> None:
+    """The list above names each configuration of the flash-decoding split kernel."""
+    from ninetoothed.library import flash_decoding
+
+    named = {name for _, name in KERNELS if name.startswith("flash_decoding:split")}
+    wanted = {"flash_decoding:split"}
+    wanted |= {f"flash_decoding:split:{i}" for i in range(1, len(flash_decoding.CONFIGS))}
+    assert named == wanted
