@@ -51,9 +51,16 @@ KERNELS = [
     ("library", "flash_decoding:split:2"),
     ("library", "flash_decoding:split:3"),
     ("library", "flash_decoding:merge"),
+    ("library", "scaled_mm"),
 ]
 
-ELEMENTS = {"add": "fp16", "matmul": "fp16", "library": "fp16", "float8_copy_kernel": "fp8e5"}
+ELEMENTS = {
+    "add": "fp16",
+    "matmul": "fp16",
+    "library": "fp16",
+    "float8_copy_kernel": "fp8e5",
+    "scaled_mm": "fp8e4nv",  # every pointer: the products take the float8 path
+}
 """The element type compiled for (by module or kernel); fp32 otherwise."""
 
 LIBRARY_VARIANTS = {
@@ -68,6 +75,7 @@ LIBRARY_VARIANTS = {
         for i in (1, 2, 3)
     },
     "flash_decoding:merge": "{'part': 'merge', 'head_bound': 128}",
+    "scaled_mm": "{'rowwise': True}",
 }
 """``premake``'s arguments of each library kernel compiled (as source text); a
 module with several kernels is named ``module:part``."""

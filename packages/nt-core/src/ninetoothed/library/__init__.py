@@ -4,7 +4,8 @@ One module per op holds its ``arrangement``, its ``application`` and
 ``premake`` (the tensors and options of each variant ``make`` builds):
 ``add``, ``addmm``, ``bmm``, ``conv2d``, ``fused_add_rms_norm``,
 ``max_pool2d``, ``mm``, ``rms_norm``, ``rotary_position_embedding``,
-``scaled_dot_product_attention``, ``silu``, ``softmax`` and ``swiglu``.  What
+``scaled_dot_product_attention``, ``scaled_mm`` (float8), ``silu``,
+``softmax`` and ``swiglu``.  What
 they share is defined once: ``mm``'s arrangement and application serve
 ``bmm``, ``addmm`` and ``conv2d`` (the paper's implicit GEMM), and their
 split-K form (``mm_split``, then ``split_sum``) serves outputs too small to
