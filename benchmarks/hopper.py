@@ -1,5 +1,5 @@
-"""Hopper-class speed: our attention (prefill and decoding shapes) and decoding
-GEMMs against torch, in one run of a few minutes.
+"""Hopper-class speed: our attention (prefill and decoding shapes), float8 and
+decoding GEMMs against torch, in one run of a few minutes.
 
     python benchmarks/hopper.py                          # an H100/H200, about 3 min
     python benchmarks/hopper.py --sections decode --rounds 7
@@ -18,6 +18,8 @@ Sections, float16, random inputs, in this order:
   (one that refuses grouped heads shows its error).
 - ``configs``: each configuration of the flash-decoding split kernel
   (``flash_decoding.CONFIGS``, the op runs the first) at 4k and 32k keys.
+- ``fp8``: ``scaled_mm`` at 4096^3 and 8192^3, tensor-wise and row-wise
+  scales, bfloat16 out, against ``torch._scaled_mm`` (cuBLASLt).
 - ``gemm``: ``mm`` of M = 1, 16, 64 rows through Llama-8B's weights (N, K of
   4096 and 14336, the weight transposed as ``F.linear`` reads it) against
   torch (cuBLAS).
@@ -58,7 +60,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from measure import Clock, Result, first_call, interleaved_rounds  # noqa: E402
 
-SECTIONS = ("prefill", "decode", "configs", "gemm")
+SECTIONS = ("prefill", "decode", "configs", "fp8", "gemm")
 TOLERANCE = 5e-3
 FIRST_CALL_LIMIT = 120.0
 """Seconds the first calls of one case may take together (compiles and tuning)."""
@@ -74,6 +76,10 @@ class Case:
     shapes: tuple[tuple[int, ...], ...]
     torch_fn: Callable[..., torch.Tensor]
     ours: dict[str, Callable[..., torch.Tensor]]
+    build: Callable[[str], tuple[torch.Tensor, ...]] | None = None
+    """The inputs on a device, when not float16 ``randn`` of ``shapes``."""
+    reference: Callable[..., torch.Tensor] | None = None
+    """The float32 reference, when not ``torch_fn`` of the inputs in float32."""
 
 
 def _sdpa_torch(causal: bool, backend: str | None = None) -> Callable[..., torch.Tensor]:
@@ -165,6 +171,7 @@ def cases(ops: object, small: bool) -> Iterator[Case]:
         }
         title = f"q {shapes[0]} kv {shapes[1]}"
         yield Case("configs", title, shapes, _sdpa_torch(False), implementations)
+    yield from _fp8_cases(ops, small)
     sizes = ((32, 48),) if small else ((4096, 4096), (14336, 4096), (4096, 14336))
     for rows in (1, 16) if small else (1, 16, 64):
         for n, k in sizes:
@@ -172,6 +179,39 @@ def cases(ops: object, small: bool) -> Iterator[Case]:
             shapes = ((rows, k), (n, k))
             title = f"({rows}, {k}) x ({n}, {k}).T"
             yield Case("gemm", title, shapes, _linear, implementations)
+
+
+def _fp8_cases(ops: object, small: bool) -> Iterator[Case]:
+    """``scaled_mm`` against ``torch._scaled_mm``: float8 (e4m3fn) operands, the weight
+    column-major as torch needs it, tensor-wise and row-wise scales, bfloat16 out."""
+    for size in (48,) if small else (4096, 8192):
+        for rowwise in (False, True):
+            title = f"{size}^3, {'row-wise' if rowwise else 'tensor-wise'} scales"
+            build = functools.partial(_fp8_inputs, size=size, rowwise=rowwise)
+            implementations = {"ours": functools.partial(_scaled, ops.scaled_mm)}  # type: ignore[attr-defined]
+            shapes = ((size, size),) * 2
+            yield Case("fp8", title, shapes, functools.partial(_scaled, torch._scaled_mm),
+                       implementations, build, _dequantised)  # fmt: skip
+
+
+def _fp8_inputs(device: str, size: int, rowwise: bool) -> tuple[torch.Tensor, ...]:
+    """``a``, ``b`` (column-major) in float8, and their scales."""
+    a, w = (torch.randn(size, size, device=device).to(torch.float8_e4m3fn) for _ in "aw")
+    if rowwise:
+        scale_a = torch.rand(size, 1, device=device) + 0.5
+        scale_b = torch.rand(1, size, device=device) + 0.5
+    else:
+        scale_a, scale_b = (torch.tensor(value, device=device) for value in (0.75, 1.25))
+    return a, w.t(), scale_a, scale_b
+
+
+def _scaled(mm: Callable[..., torch.Tensor], *inputs: torch.Tensor) -> torch.Tensor:
+    return mm(*inputs, out_dtype=torch.bfloat16)
+
+
+def _dequantised(a: torch.Tensor, b: torch.Tensor, sa: torch.Tensor, sb: torch.Tensor) -> object:
+    """The float32 product of the dequantised operands."""
+    return (a.float() * sa) @ (b.float() * sb)
 
 
 def _linear(a: torch.Tensor, w: torch.Tensor, mm: Callable[..., torch.Tensor] = torch.mm) -> object:
@@ -183,8 +223,14 @@ def run_case(case: Case, clock: Clock, rounds: int, deadline: float) -> dict[str
     """First calls (each cut off at ``deadline``, a ``time.perf_counter()``), checks,
     then interleaved rounds of every valid implementation."""
     device = clock.device
-    inputs = tuple(torch.randn(*s, dtype=torch.float16, device=device) for s in case.shapes)
-    expected = case.torch_fn(*(t.float() for t in inputs))
+    if case.build is not None:
+        inputs = case.build(device)
+    else:
+        inputs = tuple(torch.randn(*s, dtype=torch.float16, device=device) for s in case.shapes)
+    if case.reference is not None:
+        expected = case.reference(*inputs)
+    else:
+        expected = case.torch_fn(*(t.float() for t in inputs))
     implementations = {"torch": case.torch_fn, **case.ours}
     results = {}
     for name, fn in implementations.items():

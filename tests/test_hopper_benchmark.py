@@ -25,7 +25,7 @@ def test_every_section_runs_checks_and_times_each_implementation(tmp_path: Path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "hopper.json").read_text())
     assert [case["section"] for case in report] == (
-        ["prefill"] * 2 + ["decode"] * 2 + ["configs"] + ["gemm"] * 2
+        ["prefill"] * 2 + ["decode"] * 2 + ["configs"] + ["fp8"] * 2 + ["gemm"] * 2
     )
     for case in report:
         implementations = case["implementations"]
@@ -49,5 +49,5 @@ def test_a_spent_budget_skips_the_cases_and_lists_them() -> None:
 
 
 def test_unknown_sections_are_refused() -> None:
-    done = _run("--sections", "decode,fp8")
-    assert done.returncode == 2 and "--sections: unknown ['fp8']" in done.stderr
+    done = _run("--sections", "decode,fp4")
+    assert done.returncode == 2 and "--sections: unknown ['fp4']" in done.stderr
