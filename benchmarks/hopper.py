@@ -23,6 +23,9 @@ Sections, float16, random inputs, in this order:
 - ``gemm``: ``mm`` of M = 1, 16, 64 rows through Llama-8B's weights (N, K of
   4096 and 14336, the weight transposed as ``F.linear`` reads it) against
   torch (cuBLAS).
+- ``rows``: ``rms_norm`` and half-split ``rotary_position_embedding`` of 1, 16
+  and 64 tokens (hidden size 4096; 32 heads of 128) against torch's
+  ``F.rms_norm`` and torch operations.
 
 Method: each implementation's first call (compile and tuning included) is
 timed and its output checked against torch in float32 (relative error at most
@@ -60,7 +63,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from measure import Clock, Result, first_call, interleaved_rounds  # noqa: E402
 
-SECTIONS = ("prefill", "decode", "configs", "fp8", "gemm")
+SECTIONS = ("prefill", "decode", "configs", "fp8", "gemm", "rows")
 TOLERANCE = 5e-3
 FIRST_CALL_LIMIT = 120.0
 """Seconds the first calls of one case may take together (compiles and tuning)."""
@@ -179,6 +182,31 @@ def cases(ops: object, small: bool) -> Iterator[Case]:
             shapes = ((rows, k), (n, k))
             title = f"({rows}, {k}) x ({n}, {k}).T"
             yield Case("gemm", title, shapes, _linear, implementations)
+    yield from _row_cases(ops, small)
+
+
+def _row_cases(ops: object, small: bool) -> Iterator[Case]:
+    """``rms_norm`` and half-split ``rotary_position_embedding`` at decoding shapes: 1 to
+    64 tokens of Llama-8B's hidden size (4096), and of its 32 query heads of 128."""
+    hidden, heads, dim = (48, 2, 16) if small else (4096, 32, 128)
+    for tokens in (1, 16) if small else (1, 16, 64):
+        shapes = ((tokens, hidden), (hidden,))
+        implementations = {"ours": ops.rms_norm}  # type: ignore[attr-defined]
+        yield Case("rows", f"rms_norm {shapes[0]}", shapes, _rms_norm, implementations)
+        shapes = ((tokens, 1, heads, dim), (1, dim // 2), (1, dim // 2))
+        rope = functools.partial(ops.rotary_position_embedding, interleaved=False)  # type: ignore[attr-defined]
+        yield Case("rows", f"rope {shapes[0]}", shapes, _rope_half, {"ours": rope})
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    return F.rms_norm(x, x.shape[-1:], weight, 1e-6)
+
+
+def _rope_half(x: torch.Tensor, sin: torch.Tensor, cos: torch.Tensor) -> torch.Tensor:
+    """Llama's rotation, (x[i], x[i + D/2]) pairs, in torch operations."""
+    sin, cos = sin[None, :, None, :], cos[None, :, None, :]
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat((a * cos - b * sin, a * sin + b * cos), -1)
 
 
 def _fp8_cases(ops: object, small: bool) -> Iterator[Case]:
