@@ -25,7 +25,7 @@ def test_every_section_runs_checks_and_times_each_implementation(tmp_path: Path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "hopper.json").read_text())
     assert [case["section"] for case in report] == (
-        ["prefill"] * 2 + ["decode"] * 2 + ["configs"] + ["fp8"] * 2 + ["gemm"] * 2 + ["rows"] * 4
+        ["prefill"] * 2 + ["decode"] * 2 + ["fp8"] * 2 + ["configs"] + ["gemm"] * 2 + ["rows"] * 4
     )
     for case in report:
         implementations = case["implementations"]
