@@ -49,6 +49,19 @@ def test_scaled_products(framework, ops, rowwise, out_dtype):
     assert_close(result, expected(a, b, scale_a, scale_b), out_dtype, matrix=True)
 
 
+@pytest.mark.parametrize(
+    ("m", "k", "n", "rowwise"), [(0, 8, 5, True), (3, 0, 5, False), (1, 1, 1, True)]
+)
+def test_edge_shapes(framework, ops, m, k, n, rowwise):
+    """No rows, an empty reduction (zeros), one element."""
+    a, b = float8((m, k)), float8((k, n))
+    scale_a, scale_b = scales(rowwise, m, n)
+    given = [framework.from_numpy(t) for t in (a, b, scale_a, scale_b)]
+    result = framework.to_numpy(ops.scaled_mm(*given, out_dtype="float32"))
+    assert result.shape == (m, n)
+    assert_close(result, expected(a, b, scale_a, scale_b), "float32", matrix=True)
+
+
 def test_a_column_major_weight_and_the_default_output(framework, ops):
     """``mat2`` column-major, as ``torch._scaled_mm`` wants it; bfloat16 by default."""
     a, b = float8((M, K)), float8((K, N))
