@@ -17,6 +17,7 @@ from support.processes import run_processes
 from nt_triton import knobs
 from nt_triton.tuner import _together as together
 from nt_triton.tuner import tune_together
+from nt_triton.tuner._core import TuningCall
 
 CHILD = "support.tuning_together"
 
@@ -106,3 +107,40 @@ def test_ranks_on_one_host_share_its_compile_workers(monkeypatch):
     assert knobs.compile_workers(together.sharing(Four())) == 8
     assert knobs.compile_workers() == 16
     assert together.share(list(range(10)), Four()) == [1, 5, 9]
+
+
+def test_a_rank_with_no_share_takes_the_others_winner(tmp_path, monkeypatch):
+    """Rank 6 of 8 with 4 candidates times none; the winner comes from the gathered timings."""
+    from nt_triton import _tuning as tuning
+    from nt_triton.tuner._core import Tuner
+
+    monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NINETOOTHED_TUNING", "on")
+    configurations = [tuning.Configuration({"B": block}) for block in (64, 16, 256, 32)]
+
+    class Rank6:
+        rank, size = 6, 8
+
+        def all_gather(self, value):
+            if len(value) == 2:  # agreeing: every rank about to tune the same, no entry
+                return [value] * self.size
+            count, timed, failures, examples = value
+            assert timed == [], "rank 6 has no candidate to time"
+            others = [(count, [(index, 5.0 - index)], {}, {}) for index in range(count)]
+            return others + [value] * (self.size - count)
+
+    class Everything:
+        def tiles(self, values):
+            return tuning.Tiles((1,), (), 0, 1)
+
+    def no_call():
+        raise AssertionError("rank 6 runs nothing")
+
+    tuner = Tuner("k", "k_share", configurations, Everything())
+    call = TuningCall(("k",), {}, 4, lambda c: {}, lambda c: no_call, lambda r, n: [1.0] * n)
+    tune_together()
+    try:
+        chosen = tuner.choose(("k",), "gpu", lambda: call, lambda: Rank6())
+    finally:
+        together._SWITCH[0] = None
+    assert chosen.values == {"B": 32}  # index 3, the fastest the other ranks timed

@@ -29,6 +29,7 @@ space is taken, deterministically, without running any.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import threading
@@ -237,6 +238,8 @@ class Tuner:
             if ranks is None:
                 raise
             timed = []
+            with contextlib.suppress(Exception):  # the arguments as one run leaves them
+                _restore(call)
             _count(failures, error)
             examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
         if ranks is not None:
@@ -270,6 +273,8 @@ class Tuner:
         failure counts and examples to add to; ``sharing``: processes compiling at once
         on this host); returns ``(index, milliseconds)`` of each that ran."""
         failures, examples = pruned
+        if not mine:  # more ranks than candidates: this one times none
+            return []
         compiled = self._compile(
             call, [candidates[i] for i in mine], progress, pruned, knobs.compile_workers(sharing)
         )
