@@ -36,6 +36,10 @@ def _run(extra: dict[str, str]) -> dict:
 
 
 def _check(answer: dict, tolerance: float) -> None:
+    refused = answer.pop("eager on a sharded array")["error"]
+    # Outside shard_map, an eager call on a sharded array is refused, naming the sharding.
+    assert "sharded over 2 devices" in refused and "P('x', None)" in refused, refused
+    assert "shard_map" in refused, refused
     assert set(answer) == CASES
     for name, result in answer.items():
         assert result["difference"] <= tolerance, (name, result)

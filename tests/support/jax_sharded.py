@@ -7,8 +7,9 @@ first two devices (axis ``x``), under ``jax.jit``, it runs ``nt_jax.ops.mm``
 with the rows of its left operand sharded, ``bmm`` sharded on the batch,
 ``silu`` sharded element-wise, and a kernel of the user's (a vector
 addition made with ``ninetoothed.make``), and compares each with the same
-computation on one device.  It prints one JSON line: the largest difference
-per case and the output's sharding.
+computation on one device; then calls ``silu`` eagerly on an array sharded
+over the mesh, which is refused.  It prints one JSON line: the largest
+difference per case and the output's sharding, and the refusal's message.
 """
 
 from __future__ import annotations
@@ -64,7 +65,20 @@ def main() -> None:
             "sharding": str(result.sharding.spec),
             "devices": len(result.sharding.device_set),
         }
+    answer["eager on a sharded array"] = _refused(a, mesh)
     print(json.dumps(answer))
+
+
+def _refused(a: jax.Array, mesh: Mesh) -> dict[str, str]:
+    """What an eager call on an array sharded over the mesh raises (outside shard_map)."""
+    from ninetoothed.errors import LaunchError
+
+    sharded = jax.device_put(a, NamedSharding(mesh, P("x", None)))
+    try:
+        ops.silu(sharded)
+    except LaunchError as error:
+        return {"error": str(error)}
+    return {"error": ""}
 
 
 if __name__ == "__main__":
