@@ -73,7 +73,7 @@ for run in "1 " "2 --together" "2 "; do
         python3 -m torch.distributed.run --standalone --nproc-per-node="$1" \
         benchmarks/first_call_tuning.py ${2:-}
 done
-grep '^{' "$LOGS/first_call.log" >"$LOGS/first_call.jsonl"
+grep -o '{"ranks".*' "$LOGS/first_call.log" >"$LOGS/first_call.jsonl"
 
 # Tokens/s of the tensor-parallel block (half the 8B dimensions), ranks tuning together.
 fresh_caches "$WORK/bench"
