@@ -72,4 +72,6 @@ def _gpus() -> int:
 @pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")
 @pytest.mark.skipif(ON_GPU and _gpus() < 2, reason="needs two GPUs")
 def test_kernels_inside_shard_map_over_two_gpus_equal_one() -> None:
-    _check(_run({"JAX_PLATFORMS": "cuda"}), 2e-2)  # TF32 in mm on the GPU
+    # mm and bmm take TF32 on the GPU: within 5e-2 of the exact product of these sizes
+    # (sums of 40 products of unit normals), where a wrong shard is off by units.
+    _check(_run({"JAX_PLATFORMS": "cuda"}), 5e-2)

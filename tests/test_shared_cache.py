@@ -208,7 +208,8 @@ def test_a_new_kernel_in_a_read_only_cache_goes_to_the_temporary_folder(
         kernel = ninetoothed.make(arrangement, application, (Tensor(1), Tensor(1), Tensor(1)),
                                   max_num_configs=1)  # fmt: skip
     assert Path(kernel.generated.source_path).parent == tmp_path / f"ninetoothed-{os.getuid()}"
-    x, y = torch.randn(300), torch.randn(300)
+    device = "cuda" if ON_GPU else "cpu"
+    x, y = torch.randn(300, device=device), torch.randn(300, device=device)
     z = torch.full_like(x, float("nan"))
     kernel(x, y, z, BLOCK_SIZE=64)
     torch.testing.assert_close(z, x + y)

@@ -81,9 +81,11 @@ def test_torch_s_own_scaled_mm_agrees(rowwise):
     from nt_torch import ops
 
     device = "cuda" if ON_GPU else "cpu"
-    a = torch.randn(M, K, device=device).to(torch.float8_e4m3fn)
-    w = torch.randn(N + 3, K, device=device).to(torch.float8_e4m3fn)[:N]  # b = w.T
-    scale_a, scale_b = (torch.from_numpy(s).to(device) for s in scales(rowwise))
+    # torch's GPU kernel takes multiples of 16 only (K and N; M too, row-wise).
+    m, k, n = (48, 80, 32) if ON_GPU else (M, K, N)
+    a = torch.randn(m, k, device=device).to(torch.float8_e4m3fn)
+    w = torch.randn(n + 3, k, device=device).to(torch.float8_e4m3fn)[:n]  # b = w.T
+    scale_a, scale_b = (torch.from_numpy(s).to(device) for s in scales(rowwise, m, n))
     if not rowwise:
         scale_a, scale_b = scale_a.reshape(()), scale_b.reshape(())
     theirs = torch._scaled_mm(a, w.t(), scale_a, scale_b, out_dtype=torch.float32)

@@ -14,6 +14,7 @@ difference per case and the output's sharding, and the refusal's message.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import jax
@@ -44,11 +45,12 @@ def main() -> None:
     b = jax.random.normal(keys[1], (40, 24), jnp.float32)
     batched = jax.random.normal(keys[2], (4, 24, 40), jnp.float32)
     v = jax.random.normal(keys[3], (1000,), jnp.float32)
+    exact = functools.partial(jnp.matmul, precision=jax.lax.Precision.HIGHEST)
     cases = {
-        "mm rows": (ops.mm, (P("x", None), P()), P("x", None), (a, b), a @ b),
+        "mm rows": (ops.mm, (P("x", None), P()), P("x", None), (a, b), exact(a, b)),
         "bmm batch": (
             ops.bmm, (P("x"), P("x")), P("x"), (batched, jnp.stack([b] * 4)),
-            batched @ jnp.stack([b] * 4),
+            exact(batched, jnp.stack([b] * 4)),
         ),
         "silu": (ops.silu, (P("x"),), P("x"), (a,), jax.nn.silu(a)),
         "user kernel": (_user_add, (P("x"), P("x")), P("x"), (v, v * 2), v * 3),
