@@ -1,6 +1,6 @@
 """Ahead-of-time libraries against the floors: host cost per call, device-time parity, builds.
 
-    python benchmarks/aot.py [--out DIR]          # on a GPU machine
+    python benchmarks/aot.py [--out DIR] [--skip-library | --library-only]   # on a GPU
 
 Measures, on one GPU, in one run (numbers with ratios, as Markdown, and JSON
 in ``--out``):
@@ -16,6 +16,11 @@ in ``--out``):
   the same configuration, timed with CUDA events.  Floor: within 2 %.
 * **Builds**: a tuned mm build (24 configurations, three dtypes) from
   nothing, and the unchanged rebuild (floor: at most 1 s).
+* **The kernel library as a C library**: every forward op for float16, built
+  for this GPU from nothing (floor: at most 10 minutes) and rebuilt unchanged
+  (floor: at most 1 s), into ``--library DIR`` (new or empty; default a
+  temporary directory), which ``NINETOOTHED_OPS_DIR=DIR`` then lends to the
+  GPU tests of ``tests/aot/test_library_gpu.py``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -52,6 +58,7 @@ def c_host(directory: Path) -> dict[str, float]:
         f"-I{_cc.cuda_include()}",
         str(HERE / "aot_host.c"),
         str(directory / "add.so"),
+        f"-L{g.libcuda_directory()}",
         "-l:libcuda.so.1",
         f"-Wl,-rpath,{directory}",
         "-o",
@@ -176,43 +183,87 @@ def builds(directory: Path) -> dict[str, float]:
     return {"mm_build_s": times[0], "mm_rebuild_s": times[1]}
 
 
+def library_builds(out: Path) -> dict[str, float]:
+    """Seconds of the whole forward library's build (float16, this GPU) from nothing, and
+    of the unchanged rebuild."""
+    from ninetoothed.library.build import build_library
+
+    if out.exists() and any(out.iterdir()):
+        raise SystemExit(f"--library {out}: give a new or empty directory (timed from nothing)")
+    times = []
+    for _ in range(2):
+        began = time.perf_counter()
+        build_library(out, None, ["float16"], None)
+        times.append(time.perf_counter() - began)
+    return {"library_build_s": times[0], "library_rebuild_s": times[1]}
+
+
+def measure(arguments: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement the arguments ask for, by name."""
+    results: dict[str, Any] = {"device": torch.cuda.get_device_name()}
+    directory = Path(tempfile.mkdtemp(prefix="ninetoothed-aot-bench-"))
+    if not arguments.library_only:
+        add = ninetoothed.make(
+            g.add_arrangement,
+            g.add_application,
+            g.add_tensors(ninetoothed.float32),
+            caller="cuda",
+            kernel_name="add",
+            output_dir=directory,
+        )
+        results.update(c_host(directory))
+        results.update(python_host(add))
+        results["parity"] = device_parity(directory)
+        results.update(builds(directory))
+    if not arguments.skip_library:
+        results.update(library_builds(arguments.library or directory / "ops"))
+    return results
+
+
+def report(results: dict[str, Any]) -> None:
+    """``results`` as Markdown tables, each measure beside its floor."""
+    print(f"# Ahead-of-time libraries on {results['device']}\n")
+    rows = []
+    if "c_call_us" in results:
+        rows += [
+            ["C call (launch_add, 4096 floats)", f"{results['c_call_us']:.2f} us", "<= 4 us"],
+            ["C checks alone (empty grid)", f"{results['c_checks_us']:.2f} us", ""],
+            [
+                "Python callable",
+                f"{results['python_aot_us']:.2f} us",
+                f"torch.add: {results['torch_add_us']:.2f} us "
+                f"(ratio {results['python_ratio']:.2f})",
+            ],
+            ["mm build (24 configurations)", f"{results['mm_build_s']:.1f} s", ""],
+            ["unchanged rebuild", f"{results['mm_rebuild_s']:.3f} s", "<= 1 s"],
+        ]
+    if "library_build_s" in results:
+        rows += [
+            ["forward library build (float16)", f"{results['library_build_s']:.1f} s", "<= 600 s"],
+            ["unchanged library rebuild", f"{results['library_rebuild_s']:.3f} s", "<= 1 s"],
+        ]
+    print(markdown(["what", "measured", "floor / baseline"], rows))
+    if "parity" in results:
+        print()
+        parity = [
+            [str(r["kernel"]), f"{r['jit_ms']:.4f}", f"{r['aot_ms']:.4f}", f"{r['ratio']:.3f}"]
+            for r in results["parity"]
+        ]
+        print(markdown(["kernel", "JIT (ms)", "AOT (ms)", "AOT/JIT (floor <= 1.02)"], parity))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=None)
-    arguments = parser.parse_args()
-    directory = Path(tempfile.mkdtemp(prefix="ninetoothed-aot-bench-"))
-    add = ninetoothed.make(
-        g.add_arrangement,
-        g.add_application,
-        g.add_tensors(ninetoothed.float32),
-        caller="cuda",
-        kernel_name="add",
-        output_dir=directory,
+    parser.add_argument("--library", type=Path, default=None, help="where the library goes")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--skip-library", action="store_true", help="skip the library build")
+    choice.add_argument(
+        "--library-only", action="store_true", help="only the library build and rebuild"
     )
-    results: dict[str, object] = {"device": torch.cuda.get_device_name()}
-    results.update(c_host(directory))
-    results.update(python_host(add))
-    results["parity"] = device_parity(directory)
-    results.update(builds(directory))
-    print(f"# Ahead-of-time libraries on {results['device']}\n")
-    host = [
-        ["C call (launch_add, 4096 floats)", f"{results['c_call_us']:.2f} us", "<= 4 us"],
-        ["C checks alone (empty grid)", f"{results['c_checks_us']:.2f} us", ""],
-        [
-            "Python callable",
-            f"{results['python_aot_us']:.2f} us",
-            f"torch.add: {results['torch_add_us']:.2f} us (ratio {results['python_ratio']:.2f})",
-        ],
-        ["mm build (24 configurations)", f"{results['mm_build_s']:.1f} s", ""],
-        ["unchanged rebuild", f"{results['mm_rebuild_s']:.3f} s", "<= 1 s"],
-    ]
-    print(markdown(["what", "measured", "floor / baseline"], host))
-    print()
-    parity = [
-        [str(r["kernel"]), f"{r['jit_ms']:.4f}", f"{r['aot_ms']:.4f}", f"{r['ratio']:.3f}"]
-        for r in results["parity"]
-    ]  # type: ignore[attr-defined]
-    print(markdown(["kernel", "JIT (ms)", "AOT (ms)", "AOT/JIT (floor <= 1.02)"], parity))
+    arguments = parser.parse_args()
+    results = measure(arguments)
+    report(results)
     if arguments.out is not None:
         arguments.out.mkdir(parents=True, exist_ok=True)
         (arguments.out / "aot.json").write_text(json.dumps(results, indent=1))

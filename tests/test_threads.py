@@ -104,7 +104,7 @@ def test_first_calls_from_eight_threads_tune_once(path: str) -> None:
     tuned: list[str] = []
     choose, build = Tuner._choose, Tuner.__init__
 
-    def counted(self: Tuner, key: Any, device_name: str, make_call: Any) -> Any:
+    def counted(self: Tuner, key: Any, device_name: str, make_call: Any, group: Any) -> Any:
         tuned.append(self.name.split("'")[1])  # the kernel's name, from its label
         time.sleep(0.05)  # a tuning takes time: the other threads arrive meanwhile
         return self.configurations[0]
@@ -145,3 +145,37 @@ def _tuned_trial(path: str) -> str:
     errors = run_threads(work, THREADS)
     assert not errors, repr(errors[0])
     return name
+
+
+@pytest.mark.parametrize("way", ["make", "jit"])
+def test_making_a_kernel_parses_syntax_trees_under_the_one_lock(monkeypatch, way: str) -> None:
+    """CPython 3.11 fails two threads converting syntax trees at once ("AST constructor
+    recursion depth mismatch", seen once in eight threads making kernels): every
+    ``ast.parse`` a make does happens under the lock Triton's interpreted launches hold."""
+    import ast
+
+    from ninetoothed.runtime import syntax_trees
+    from nt_triton import _interpreter
+
+    assert _interpreter.LOCK is syntax_trees.LOCK
+    parse, held = ast.parse, []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        held.append(syntax_trees.LOCK._is_owned())  # type: ignore[attr-defined]
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", watched)
+    name = f"parsed_{next(NAMES)}"
+    if way == "make":
+        ninetoothed.make(tiles, scaled_sum, (Tensor(1),) * 3, name=name)
+    else:
+        ninetoothed.jit(name=name)(_annotated_sum)
+    assert held and all(held), f"{held.count(False)} of {len(held)} parses outside the lock"
+
+
+def _annotated_sum(
+    x: Tensor(1).tile((BLOCK,)),  # noqa: F821
+    y: Tensor(1).tile((BLOCK,)),  # noqa: F821
+    z: Tensor(1).tile((BLOCK,)),  # noqa: F821
+):
+    z = x * 3 + y  # noqa: F841

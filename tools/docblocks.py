@@ -18,7 +18,8 @@ by HTML comments on the lines just above its fence (a reader never sees them):
   the working folder, in a namespace of its own (so the site's build can run
   it alone, beside the page's files: see ``tools/mkdocs_hooks.py``).
 * ``<!-- output -->``: a text block that is what the shell block just before it
-  prints, exactly, line for line (``…`` in a line matches any text); checked
+  prints, exactly, line for line (``…`` in a line matches any text, a line of ``…``
+  alone any number of lines); checked
   whenever that block runs.
 * ``<!-- gpu -->``: runs only in a GPU run (``NT_TEST_GPU=1``).
 * ``<!-- needs: paddle -->``: runs only where the module imports (the CPU
@@ -61,6 +62,7 @@ LANGUAGES = {
     "c": "C source: only as a file block, or not run",
     "cpp": "C++ source: only as a file block, or not run",
     "toml": "configuration: only as a file block, or not run",
+    "cmake": "CMake: only as a file block, or not run",
 }
 """The languages a fence may name, and what happens to each."""
 
@@ -209,14 +211,17 @@ def run_page(page: Path, folder: Path, *, gpu: bool = False) -> list[Block]:
 
 
 def _compare(block: Block, printed: str) -> None:
-    """Check a shell block's output against the output block after it (``…``: any text)."""
-    expected = block.code.rstrip().splitlines()
-    actual = printed.rstrip().splitlines()
-    patterns = [re.compile(".*".join(map(re.escape, line.split("…"))) + r"\Z") for line in expected]
-    if len(actual) != len(expected) or not all(
-        pattern.match(line) for pattern, line in zip(patterns, actual)
-    ):
-        shown = textwrap.indent("\n".join(actual), "  ")
+    """Check a shell block's output against the output block after it (``…`` in a line:
+    any text; a line that is ``…`` alone: any number of lines, none included)."""
+    pattern = "".join(
+        r"(?:[^\n]*\n)*"
+        if line.strip() == "…"
+        else "[^\n]*".join(map(re.escape, line.split("…"))) + "\n"
+        for line in block.code.rstrip().splitlines()
+    )
+    actual = printed.rstrip() + "\n"
+    if not re.fullmatch(pattern, actual):
+        shown = textwrap.indent(actual.rstrip(), "  ")
         raise BlockFailed(f"{block.where}: the command above printed, instead:\n{shown}")
 
 

@@ -9,6 +9,13 @@
 # checklist over several calls when one call's limit is too short for all;
 # NT_BENCH_ARGS replaces the benchmarks' arguments (default --quick).
 #
+# NT_STEPS=aot runs the ahead-of-time GPU tests (NT_AOT_SECONDS, default 420);
+# NT_STEPS="aot-upstream aot-bench" upstream's ahead-of-time tests (extracted
+# into upstream_aot/ first) and the floors' benchmark without the whole
+# library; NT_STEPS=aot-library times the whole forward library's build
+# (floor: 10 minutes) into /tmp/nt-ops, which NINETOOTHED_OPS_DIR=/tmp/nt-ops
+# then lends to NT_STEPS=aot on the same machine.
+#
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
 # dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
 #
@@ -80,6 +87,37 @@ timeout "${NT_TESTS_SECONDS:-330}" "${runner[@]}" -n 8 -q -rfs --tb=short -p no:
     -p no:benchmark 2>&1 | grep -v "PytestBenchmarkWarning\|warner(" | tee "$LOGS/gpu-tests.log" | tail -40
 # timeout stops nox, not pytest's workers: stop any that outlived it.
 pkill -f "pytest" 2>/dev/null; sleep 1
+fi
+
+if [[ $STEPS == *" aot "* ]]; then
+echo "=== ahead-of-time libraries (Python, ctypes, C and C++ programs, the kernel library)"
+# NINETOOTHED_OPS_DIR, when set, lends test_library_gpu.py a library built before
+# (NT_STEPS=aot-library) instead of the small one it builds.
+timeout -k 10 "${NT_AOT_SECONDS:-420}" python3 tools/gpu_tests.py tests/aot -m gpu -q -rfs \
+    --tb=short -p no:cacheprovider 2>&1 | tee "$LOGS/aot-tests.log" | tail -30
+fi
+
+if [[ $STEPS == *" aot-upstream "* ]]; then
+echo "=== upstream's ahead-of-time tests, unchanged"
+# They are not committed: `python3 tools/upstream_aot_tests.py extract upstream_aot`
+# beside the upstream mirror first (the folder travels with the working tree).
+# _overflow_terms is upstream's private helper, deliberately absent here.
+timeout -k 10 "${NT_AOT_UPSTREAM_SECONDS:-180}" python3 tools/upstream_aot_tests.py run \
+    upstream_aot -q -rfs --tb=short -k "not overflow_terms" 2>&1 \
+    | tee "$LOGS/aot-upstream.log" | tail -20
+fi
+
+if [[ $STEPS == *" aot-bench "* ]]; then
+echo "=== ahead-of-time floors (host cost per call, device-time parity, builds)"
+timeout -k 10 "${NT_AOT_BENCH_SECONDS:-300}" python3 benchmarks/aot.py --skip-library \
+    --out "$LOGS" 2>&1 | tee "$LOGS/aot-bench.log" | tail -25
+fi
+
+if [[ $STEPS == *" aot-library "* ]]; then
+echo "=== the whole forward kernel library as a C library: build and unchanged rebuild"
+rm -rf /tmp/nt-ops
+timeout -k 10 "${NT_AOT_LIBRARY_SECONDS:-560}" python3 benchmarks/aot.py --library-only \
+    --library /tmp/nt-ops --out "$LOGS" 2>&1 | tee "$LOGS/aot-library.log" | tail -10
 fi
 
 if [[ $STEPS == *" bench "* ]]; then

@@ -58,6 +58,7 @@ def extract(directory: Path, mirror: Path) -> None:
 
 def run(directory: Path, arguments: list[str]) -> int:
     """pytest on the extracted tests, on the GPU, in ``directory``."""
+    directory = directory.resolve()  # PYTHONPATH must not depend on the working directory
     environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     environment["PYTHONPATH"] = os.pathsep.join(
         [str(directory), *filter(None, [environment.get("PYTHONPATH")])]

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 from support import aot_kernels as k
 from support.aot import FakeCuda, build_fake_cuda
 from support.aot_parity import Harness, make_aot
 from support.base import ON_GPU
 
 import ninetoothed
+from nt_torch.adapter import TorchAdapter
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +56,29 @@ def built(tmp_path_factory: pytest.TempPathFactory, fake_cuda: FakeCuda) -> dict
         ("scale", k.scale_arrangement, k.scale_application, k.scale_tensors),
     ):
         aot = make_aot(arrangement, application, tensors(), directory, name)
-        jit = ninetoothed.make(arrangement, application, tensors())
+        jit = ninetoothed.make(arrangement, application, tensors(), kernel_name=name)
         made[name] = Harness(aot, jit, fake_cuda)
     return made
+
+
+STREAM = 0x5EED
+"""The stream PyTorch's current one is, under :func:`on_gpu`."""
+
+
+@pytest.fixture
+def on_gpu(monkeypatch):
+    """Torch tensors described as on cuda:0, PyTorch's current stream :data:`STREAM`
+    (the value)."""
+    describe = TorchAdapter.describe
+
+    def moved(self, obj):
+        return describe(self, obj)._replace(device="cuda:0")
+
+    def key(tensor):
+        return (tensor.shape, tensor.stride(), tensor.dtype, "cuda:0")
+
+    monkeypatch.setattr(TorchAdapter, "describe", moved)
+    monkeypatch.setattr(TorchAdapter, "aot_reads", lambda self: (key, torch.Tensor.data_ptr))
+    monkeypatch.setattr(TorchAdapter, "current_stream", lambda self, device: STREAM)
+    monkeypatch.setattr(TorchAdapter, "device_guard", lambda self, device: None)
+    return STREAM

@@ -16,28 +16,8 @@ import torch
 from ninetoothed._aot.kernel import _scalar
 from ninetoothed.aot import CParameter
 from ninetoothed.errors import LaunchError
-from nt_torch.adapter import TorchAdapter
 
 pytestmark = pytest.mark.interpreter_only
-
-STREAM = 0x5EED
-
-
-@pytest.fixture
-def on_gpu(monkeypatch):
-    """Torch tensors described as on cuda:0, PyTorch's current stream STREAM."""
-    describe = TorchAdapter.describe
-
-    def moved(self, obj):
-        return describe(self, obj)._replace(device="cuda:0")
-
-    def key(tensor):
-        return (tensor.shape, tensor.stride(), tensor.dtype, "cuda:0")
-
-    monkeypatch.setattr(TorchAdapter, "describe", moved)
-    monkeypatch.setattr(TorchAdapter, "aot_reads", lambda self: (key, torch.Tensor.data_ptr))
-    monkeypatch.setattr(TorchAdapter, "current_stream", lambda self, device: STREAM)
-    monkeypatch.setattr(TorchAdapter, "device_guard", lambda self, device: None)
 
 
 def _parameters(fake, count):
@@ -50,7 +30,7 @@ def test_calls_pass_the_tensors_and_the_stream(built, fake_cuda, on_gpu):
     x, y, z = (torch.empty(4096, dtype=torch.float16) for _ in range(3))
     launches = fake_cuda.get("fake_launches")
     add(x, y, z)
-    assert fake_cuda.launch()["stream"] == STREAM and fake_cuda.launch()["grid"] == (16, 1, 1)
+    assert fake_cuda.launch()["stream"] == on_gpu and fake_cuda.launch()["grid"] == (16, 1, 1)
     assert _parameters(fake_cuda, 6)[:6] == [
         x.data_ptr(),
         y.data_ptr(),
@@ -81,7 +61,9 @@ def test_the_library_s_refusals_raise_its_message(built, fake_cuda, on_gpu):
     overlapping = torch.empty(1, dtype=torch.float16).expand(300)
     for _ in range(2):  # the full path, then (remembered shapes) the fast one
         with pytest.raises(
-            LaunchError, match=r"the output 'z' has stride 0 .*NINETOOTHED_ERROR_SHAPE"
+            LaunchError,
+            match=r"the output 'z' \(shape \(300,\), strides \(0,\)\) has stride 0 "
+            r".*NINETOOTHED_ERROR_SHAPE",
         ):
             add(x, x, overlapping)
 
@@ -148,3 +130,42 @@ def test_a_scalar_its_c_type_cannot_hold_is_refused():
     with pytest.raises(LaunchError, match=r"cannot hold 2.5"):
         _scalar(Spec(), parameter, 2.5)
     assert isinstance(_scalar(Spec(), CParameter("a", "scalar", "double"), 2), ctypes.c_double)
+
+
+@pytest.fixture
+def paddle_on_gpu(monkeypatch):
+    """Paddle tensors described as on cuda:0, Paddle's current stream STREAM (a stand-in
+    for a GPU: the launch never touches their memory)."""
+    paddle = pytest.importorskip("paddle")
+    from nt_paddle.adapter import PaddleAdapter
+
+    describe = PaddleAdapter.describe
+    monkeypatch.setattr(
+        PaddleAdapter, "describe", lambda self, obj: describe(self, obj)._replace(device="cuda:0")
+    )
+    monkeypatch.setattr(PaddleAdapter, "launch_stream", lambda self, device: 0xFACE)
+    monkeypatch.setattr(PaddleAdapter, "device_guard", lambda self, device: None)
+    return paddle
+
+
+def test_calls_on_paddle_tensors_pass_their_pointers_and_stream(built, fake_cuda, paddle_on_gpu):
+    paddle = paddle_on_gpu
+    add = built["add"].aot
+    add._fast = None
+    x, y, z = (paddle.zeros([4096], dtype="float16") for _ in range(3))
+    for _ in range(2):  # the full path, then the fast one
+        add(x, y, z)
+        assert fake_cuda.launch()["stream"] == 0xFACE and fake_cuda.launch()["grid"] == (16, 1, 1)
+        assert _parameters(fake_cuda, 6)[:3] == [x.data_ptr(), y.data_ptr(), z.data_ptr()]
+    assert len(add._fast.plans) == 1
+    with pytest.raises(LaunchError, match=r"parameter 'y' expects dtype float16, got float32"):
+        add(x, y.astype("float32"), z)
+    with pytest.raises(LaunchError, match=r"'x' \(read; .* share memory"):
+        add(x[:4000], y[:4000], x[1:4001])  # views of one buffer: refused by the library
+
+
+def test_paddle_cpu_tensors_are_refused_clearly(built):
+    paddle = pytest.importorskip("paddle")
+    x = paddle.zeros([8], dtype="float16")
+    with pytest.raises(LaunchError, match=r"add: the tensors are on cpu, .*tensor\.cuda\(\)"):
+        built["add"].aot(x, x, x)

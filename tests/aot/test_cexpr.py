@@ -18,7 +18,7 @@ from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.errors import CodegenError
 from nt_triton.aot import _cc
 from nt_triton.aot._cexpr import to_c
-from nt_triton.aot._sources import _RUNTIME
+from nt_triton.aot._sources import translation_unit
 
 pytestmark = pytest.mark.interpreter_only
 
@@ -54,14 +54,6 @@ def test_c_expressions_compute_what_python_computes(tmp_path):
     ]
     names = {"a": "a", "b": "b", "c": "c"}
     lines = [
-        "#include <stdint.h>",
-        "#include <stdio.h>",
-        "#include <cuda.h>",
-        '#include "ninetoothed.h"',
-        "#define NT_VARIANT_COUNT 1",
-        "#define NT_INT32_LIMIT 2147483647",
-        "#define NT_INDEX_LIMIT 1073741824",
-        _RUNTIME,
         "int main(void) {",
         f"    const int64_t cases[][3] = {{{', '.join(f'{{{x}, {y}, {z}}}' for x, y, z in values)}}};",  # noqa: E501
         f"    for (int i = 0; i < {len(values)}; ++i) {{",
@@ -71,7 +63,7 @@ def test_c_expressions_compute_what_python_computes(tmp_path):
         lines.append(f'        printf("%lld\\n", (long long)({to_c(expression, names)}));')
     lines += ["    }", "    return 0;", "}"]
     source = tmp_path / "expressions.c"
-    source.write_text("\n".join(lines))
+    source.write_text(translation_unit("ninetoothed.h", 1, "\n".join(lines), "a test"))
     binary = tmp_path / "expressions"
     includes = [f"-I{_cc.cuda_include()}", f"-I{HEADER_PATH.parent}"]
     subprocess.run(

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 import torch
@@ -21,11 +20,8 @@ from support import aot_gpu as g
 from support.base import ON_GPU
 
 import ninetoothed
-from nt_triton.aot import _cc
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not ON_GPU, reason="needs a CUDA GPU")]
-
-SUPPORT = Path(__file__).resolve().parents[1] / "support"
 
 
 @pytest.fixture(scope="module")
@@ -161,15 +157,6 @@ def test_two_devices_in_one_process(libraries):
         torch.testing.assert_close(z, x + y)
 
 
-def _libcuda() -> Path:
-    """The directory of the ``libcuda.so.1`` this process loaded."""
-    ctypes.CDLL("libcuda.so.1")
-    for line in Path("/proc/self/maps").read_text().splitlines():
-        if line.endswith("libcuda.so.1") or "libcuda.so." in line.rsplit(" ", 1)[-1]:
-            return Path(line.rsplit(" ", 1)[-1]).parent
-    raise AssertionError("libcuda.so.1 is not mapped")
-
-
 @pytest.mark.parametrize(
     ("source", "compiler"), [("aot_consumer.c", "cc"), ("aot_consumer.cpp", "c++")]
 )
@@ -179,25 +166,7 @@ def test_c_and_cpp_programs(libraries, tmp_path, source, compiler):
     if shutil.which(compiler) is None:
         pytest.fail(f"no {compiler} on PATH")
     program = tmp_path / "consumer"
-    libraries_ = [str(directory / f"{name}.so") for name in ("add", "mm", "attention")]
-    standard = ["-std=c++17"] if source.endswith(".cpp") else ["-std=c11"]
-    command = [
-        compiler,
-        *standard,
-        "-O1",
-        "-Wall",
-        "-Werror",
-        f"-I{directory}",
-        f"-I{_cc.cuda_include()}",
-        str(SUPPORT / source),
-        *libraries_,
-        f"-L{_libcuda()}",
-        "-l:libcuda.so.1",
-        "-lm",
-        f"-Wl,-rpath,{directory}",
-        "-o",
-        str(program),
-    ]
+    command = g.consumer_command(source, directory, program, [f"-L{g.libcuda_directory()}"])
     subprocess.run(command, check=True)
     environment = {k: v for k, v in os.environ.items() if k != "NINETOOTHED_LIBCUDA"}
     result = subprocess.run(

@@ -304,7 +304,7 @@ def test_symbols_given_at_the_call_are_refused(tmp_path):
     def arrangement(x, y, z):
         return x.tile((block,)), y.tile((block,)), z.tile((block,))
 
-    with pytest.raises(CodegenError, match=r"symbol\(s\) BLOCK are given at the call"):
+    with pytest.raises(CodegenError, match=r"constexpr\(s\) BLOCK are given at the call"):
         make_aot(arrangement, k.add_application, k.add_tensors(), tmp_path, "given")
 
 

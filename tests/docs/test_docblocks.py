@@ -109,6 +109,27 @@ def test_an_output_block_is_what_the_command_before_it_prints(tmp_path: Path) ->
         docblocks.run_page(page(tmp_path, longer), tmp_path)
 
 
+def test_a_line_of_an_ellipsis_alone_matches_any_number_of_lines(tmp_path: Path) -> None:
+    text = """
+        '''sh
+        echo "configurations (3):"; echo "  A=1"; echo "  A=2"; echo "  A=3"; echo "in use"
+        '''
+
+        <!-- output -->
+        '''text
+        configurations (…):
+          A=…
+        …
+        in use
+        '''
+        """
+    docblocks.run_page(page(tmp_path, text), tmp_path)
+    one = text.replace('; echo "  A=2"; echo "  A=3"', "")
+    docblocks.run_page(page(tmp_path, one), tmp_path)  # none: the ellipsis line takes no line
+    with pytest.raises(BlockFailed, match="printed, instead"):  # the lines around it still count
+        docblocks.run_page(page(tmp_path, text.replace('; echo "in use"', "")), tmp_path)
+
+
 def test_python_in_shell_blocks_is_the_test_s_interpreter(tmp_path: Path) -> None:
     path = page(tmp_path, "'''sh\npython -c 'import sys; print(sys.prefix)' > prefix.txt\n'''\n")
     docblocks.run_page(path, tmp_path)

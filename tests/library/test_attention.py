@@ -4,18 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.library import DTYPES, assert_close, f64, random
-
-
-def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
-    """Softmax attention in float64; key/value heads repeated for grouped queries."""
-    group = q.shape[1] // k.shape[1]
-    k, v = (np.repeat(f64(t), group, axis=1) for t in (k, v))
-    scores = f64(q) @ np.swapaxes(k, -1, -2) * scale
-    if causal:  # top-left aligned, as torch's is_causal
-        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
-    weights = np.exp(scores - scores.max(-1, keepdims=True))
-    return weights / weights.sum(-1, keepdims=True) @ v
+from support.library import DTYPES, assert_close, attention, f64, random
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -31,15 +31,20 @@ def build_fake_cuda(directory: Path) -> Path:
     return path
 
 
+def contiguous(shape: Sequence[int]) -> list[int]:
+    """The strides of a row-major tensor of ``shape`` (in elements)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.insert(0, step)
+        step *= max(size, 1)
+    return strides
+
+
 def tensor(
     data: int, shape: Sequence[int], strides: Sequence[int] | None = None
 ) -> NineToothedTensor:
     """A ``NineToothedTensor`` (contiguous strides unless given)."""
-    if strides is None:
-        strides, step = [], 1
-        for size in reversed(shape):
-            strides.insert(0, step)
-            step *= max(size, 1)
+    strides = contiguous(shape) if strides is None else strides
     ndim = len(shape)
     return NineToothedTensor(
         data, (ctypes.c_uint64 * ndim)(*shape), (ctypes.c_int64 * ndim)(*strides)

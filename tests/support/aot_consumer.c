@@ -35,6 +35,15 @@ static CUdeviceptr upload(const float *host, size_t count) {
     return device;
 }
 
+/* An output's memory, every element NaN until the library writes it. */
+static CUdeviceptr poisoned(size_t count) {
+    float *host = malloc(count * sizeof(float));
+    for (size_t i = 0; i < count; ++i) host[i] = NAN;
+    CUdeviceptr device = upload(host, count);
+    free(host);
+    return device;
+}
+
 static float *random_floats(size_t count) {
     float *values = malloc(count * sizeof(float));
     for (size_t i = 0; i < count; ++i) values[i] = uniform();
@@ -55,7 +64,7 @@ static int check_add(CUstream stream) {
     float *x = random_floats(n), *y = random_floats(n), *z = malloc(n * sizeof(float));
     double *want = malloc(n * sizeof(double));
     for (uint64_t i = 0; i < n; ++i) want[i] = (double)(x[i] + y[i]);
-    CUdeviceptr dx = upload(x, n), dy = upload(y, n), dz = upload(y, n);
+    CUdeviceptr dx = upload(x, n), dy = upload(y, n), dz = poisoned(n);
     uint64_t shape[] = {n};
     int64_t strides[] = {1};
     NineToothedTensor a = {(void *)dx, shape, strides}, b = {(void *)dy, shape, strides},
@@ -82,7 +91,7 @@ static int check_mm(CUstream stream) {
     for (uint64_t i = 0; i < m; ++i)
         for (uint64_t j = 0; j < n; ++j)
             for (uint64_t p = 0; p < k; ++p) want[i * n + j] += (double)a[i * k + p] * b[p * n + j];
-    CUdeviceptr da = upload(a, m * k), db = upload(b, k * n), dc = upload(c, m * n);
+    CUdeviceptr da = upload(a, m * k), db = upload(b, k * n), dc = poisoned(m * n);
     uint64_t sa[] = {m, k}, sb[] = {k, n}, sc[] = {m, n};
     int64_t ta[] = {(int64_t)k, 1}, tb[] = {(int64_t)n, 1}, tc[] = {(int64_t)n, 1};
     NineToothedTensor ta_ = {(void *)da, sa, ta}, tb_ = {(void *)db, sb, tb}, tc_ = {(void *)dc, sc, tc};
@@ -121,7 +130,7 @@ static int check_attention(CUstream stream) {
                 for (uint64_t d = 0; d < dim; ++d)
                     want[(h * seq + i) * dim + d] += scores[j] / total * v[(h * seq + j) * dim + d];
         }
-    CUdeviceptr dq = upload(q, count), dk = upload(k, count), dv = upload(v, count), dout = upload(o, count);
+    CUdeviceptr dq = upload(q, count), dk = upload(k, count), dv = upload(v, count), dout = poisoned(count);
     uint64_t shape[] = {batch, heads, seq, dim};
     int64_t strides[] = {(int64_t)(heads * seq * dim), (int64_t)(seq * dim), (int64_t)dim, 1};
     NineToothedTensor tq = {(void *)dq, shape, strides}, tk = {(void *)dk, shape, strides},

@@ -14,17 +14,12 @@
 #include "add.h"
 #include "attention.h"
 #include "mm.h"
+#include "consumer_checks.hpp"
 
 namespace {
 
-void check(CUresult result, const char *what) {
-    if (result != CUDA_SUCCESS) throw std::runtime_error(std::string(what) + " failed");
-}
-
-void launched(NineToothedResult result, const char *what) {
-    if (result != NINETOOTHED_SUCCESS)
-        throw std::runtime_error(std::string(what) + ": " + ninetoothed_last_error());
-}
+using consumer::check;
+using consumer::launched;
 
 class Buffer {
   public:

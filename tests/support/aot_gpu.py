@@ -4,12 +4,16 @@
 ``ninetoothed.build`` over dtypes (the key) and block sizes and warps
 (tuned); ``attention_premake`` is an online-softmax attention over
 ``(batch, heads, seq, emb_dim)`` with a literal ``emb_dim`` and a float
-scale, made with ``caller="cuda"``.
+scale, made with ``caller="cuda"``.  :func:`consumer_command` compiles the C and
+C++ programs that call them (``aot_consumer.c``, ``aot_consumer.cpp``).
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
+from collections.abc import Sequence
+from pathlib import Path
 
 import ninetoothed
 import ninetoothed.language as ntl
@@ -139,3 +143,37 @@ def make_all(directory, target=None, dtype=ninetoothed.float32):
         target=target,
     )
     return add, mm, attention
+
+
+def libcuda_directory() -> Path:
+    """The directory of the ``libcuda.so.1`` this process loads (containers mount the
+    driver's outside the linker's default paths)."""
+    ctypes.CDLL("libcuda.so.1")
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        if "libcuda.so." in line.rsplit(" ", 1)[-1]:
+            return Path(line.rsplit(" ", 1)[-1]).parent
+    raise OSError("libcuda.so.1 is loaded but not mapped from a file")
+
+
+CONSUMERS = Path(__file__).resolve().parent
+"""Where ``aot_consumer.c`` and ``aot_consumer.cpp`` are."""
+
+
+def consumer_command(
+    source: str, directory: Path, output: Path, link: Sequence[str] | None
+) -> list[str]:
+    """The system compiler's command for the consumer ``source`` against the libraries
+    :func:`make_all` wrote into ``directory``: linked against them and ``link`` (where
+    ``libcuda.so.1`` is: ``["-L" + libcuda_directory()]``), or, with ``link=None``, compiled only
+    (``output``: an object file), as a machine without a GPU can."""
+    from nt_triton.aot import _cc
+
+    cpp = source.endswith(".cpp")
+    command = ["c++" if cpp else "cc", "-std=c++17" if cpp else "-std=c11", "-O1"]
+    command += ["-Wall", "-Werror", f"-I{directory}", f"-I{_cc.cuda_include()}"]
+    command.append(str(CONSUMERS / source))
+    if link is None:
+        return [*command, "-c", "-o", str(output)]
+    libraries = [str(directory / f"{name}.so") for name in ("add", "mm", "attention")]
+    command += [*libraries, *link, "-l:libcuda.so.1", "-lm", f"-Wl,-rpath,{directory}"]
+    return [*command, "-o", str(output)]

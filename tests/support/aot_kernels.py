@@ -119,3 +119,44 @@ def twice(x):
 
 def twice_application(x, y):
     y = twice(x)  # noqa: F841
+
+
+BLOCK = ninetoothed.Symbol("BLOCK", constexpr=True)
+"""A block size the call gives (a constexpr symbol)."""
+
+
+def given_block_arrangement(x, y, z):
+    return x.tile((BLOCK,)), y.tile((BLOCK,)), z.tile((BLOCK,))
+
+
+def flagged_tensors():
+    """:func:`scale_tensors` with the flag given at the call (a constexpr without a value)."""
+    return (
+        Tensor(1, dtype=ninetoothed.float32),
+        Tensor(0, dtype=ninetoothed.float32),
+        Tensor(0, constexpr=True),
+        Tensor(1, dtype=ninetoothed.float32),
+    )
+
+
+def given_block_premake(dtype=ninetoothed.float16):
+    """A premake whose kernel takes ``BLOCK`` at the call."""
+    return given_block_arrangement, add_application, add_tensors(dtype)
+
+
+def row_arrangement(x, y):
+    row = x.tile((1, -1))
+    row.dtype = row.dtype.squeeze(0)
+    return row, y.tile((1,))
+
+
+def row_sum_application(x, y):
+    y = ntl.sum(x)  # noqa: F841
+
+
+def row_tensors(lower=17, upper=64):
+    """Rows of a constexpr length between ``lower`` and ``upper`` (padded to 32 or 64)."""
+    options = (None, {"constexpr": True, "lower_bound": lower, "upper_bound": upper})
+    return Tensor(2, dtype=ninetoothed.float32, shape_options=options), Tensor(
+        1, dtype=ninetoothed.float32
+    )

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ninetoothed._aot.kernel import load_library
+from ninetoothed.aot import Status
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton._codegen import naming
@@ -24,8 +25,10 @@ from nt_triton.aot._bridge import ParameterKind
 from support.aot import FakeCuda, binaries, scalar, tensor
 
 
-def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, name: str) -> Any:
-    """``make(..., caller="cuda")`` for sm_90 into ``directory``."""
+def make_aot(
+    arrangement: Any, application: Any, tensors: Any, directory: Any, name: str, **options: Any
+) -> Any:
+    """``make(..., caller="cuda")`` for sm_90 into ``directory`` (and ``options``)."""
     import ninetoothed
 
     return ninetoothed.make(
@@ -36,6 +39,7 @@ def make_aot(arrangement: Any, application: Any, tensors: Any, directory: Any, n
         kernel_name=name,
         output_dir=directory,
         target="sm_90",
+        **options,
     )
 
 
@@ -50,6 +54,8 @@ class Harness:
         self.function = getattr(load_library(aot.library.library), aot.library.function)
         self.last_error = load_library(aot.library.library).ninetoothed_last_error
         self.last_error.restype = ctypes.c_char_p
+        self.last_status, self.last_message = 0, ""
+        """The C launch function's status and message in the latest :meth:`check`."""
 
     def call_c(self, arguments: Sequence[Any]) -> int:
         """The launch function on NineToothedTensor ``arguments`` (stream 0)."""
@@ -65,11 +71,13 @@ class Harness:
         """Compare one call; returns the index of the specialisation launched (None: refused)."""
         spec = self.aot.spec
         strides = strides or [None] * len(shapes)
-        pointers = pointers or [0x100000 * (i + 1) for i in range(len(shapes))]
+        # Far apart (2^48 bytes): only the calls that mean to share memory do.
+        pointers = pointers or [(i + 1) << 48 for i in range(len(shapes))]
         made = [tensor(p, s, st) for p, s, st in zip(pointers, shapes, strides)]
+        dtypes = [p.source.dtype.name for p in spec.tensor_parameters]
         infos = [
-            TensorInfo(tuple(s), tuple(m.strides[d] for d in range(len(s))), "float32", "cuda:0", p)
-            for s, m, p in zip(shapes, made, pointers)
+            TensorInfo(tuple(s), tuple(m.strides[d] for d in range(len(s))), dtype, "cuda:0", p)
+            for s, m, p, dtype in zip(shapes, made, pointers, dtypes)
         ]
         scalars = dict(scalars or {})
         arguments, jit_error = [], None
@@ -86,16 +94,18 @@ class Harness:
         except LaunchError as error:
             jit_error = error
         launches = self.fake.get("fake_launches")
-        status = self.call_c(arguments)
+        status = self.last_status = self.call_c(arguments)
+        message = self.last_message = self.last_error().decode() if status else ""
         if jit_error is not None:
-            message = self.last_error().decode()
-            assert status == 3, (status, message, jit_error)
+            assert status == _status(jit_error), (status, message, jit_error)
+            if not isinstance(jit_error, _BoundError):  # the host's refusal: its very words
+                assert message == str(jit_error), (message, str(jit_error))
             return None
         expected_programs = math.prod(grid)
         if expected_programs == 0:
             assert status == 0 and self.fake.get("fake_launches") == launches
             return None
-        assert status == 0, self.last_error()
+        assert status == 0, message
         assert self.fake.get("fake_launches") == launches + 1
         launch = self.fake.launch()
         assert launch["grid"] == (expected_programs, 1, 1)
@@ -137,16 +147,28 @@ class Harness:
         raise AssertionError("no specialisation serves the call")
 
 
+class _BoundError(LaunchError):
+    """What ``bind_call`` refuses (its message is the binding's, not the host code's)."""
+
+
+def _status(error: LaunchError) -> int:
+    """The status the C launcher returns for the host's refusal ``error``: arguments
+    sharing memory are invalid together, everything else does not fit the shapes."""
+    text = str(error)
+    shared = "share memory:" in text or "are one tensor, and the kernel writes" in text
+    return Status.INVALID_ARGUMENT if shared else Status.SHAPE
+
+
 def _bound_checks(spec: Any, shapes: Sequence[Sequence[int]]) -> None:
     """What ``bind_call`` checks of shapes: declared sizes, sizes the arrangement ties."""
     for parameter, shape in zip(spec.tensor_parameters, shapes):
         for dim, size in enumerate(parameter.source.shape):
             if isinstance(size, int) and shape[dim] != size:
-                raise LaunchError("a declared size differs")
+                raise _BoundError("a declared size differs")
     for agreement in spec.agreements:
         sizes = {shapes[t][d] for t, d in agreement.dims}
         if len(sizes) > 1:
-            raise LaunchError("sizes the arrangement ties differ")
+            raise _BoundError("sizes the arrangement ties differ")
 
 
 def _ptx(plan: Any, parameter: Any) -> str:

@@ -73,3 +73,14 @@ def conv2d(x, w, stride=(1, 1), padding=(0, 0), dilation=(1, 1)) -> np.ndarray:
             columns = slice(j * dilation[1], j * dilation[1] + stride[1] * (q - 1) + 1, stride[1])
             output += np.einsum("nchw,kc->nkhw", x[:, :, rows, columns], f64(w[:, :, i, j]))
     return output
+
+
+def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
+    """Softmax attention in float64; key/value heads repeated for grouped queries."""
+    group = q.shape[1] // k.shape[1]
+    k, v = (np.repeat(f64(t), group, axis=1) for t in (k, v))
+    scores = f64(q) @ np.swapaxes(k, -1, -2) * scale
+    if causal:  # top-left aligned, as torch's is_causal
+        scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True) @ v

@@ -21,9 +21,10 @@ class PaddleSupport(FrameworkSupport):
         return paddle.CUDAPlace(0) if self.device == "cuda" else paddle.CPUPlace()
 
     def from_numpy(self, array: np.ndarray) -> paddle.Tensor:
-        if array.dtype.name == "bfloat16":
-            # Paddle does not take ml_dtypes' bfloat16 arrays: go through float32.
-            return paddle.to_tensor(array.astype(np.float32), place=self.place).astype("bfloat16")
+        if array.dtype.name in ("bfloat16", "float8_e4m3fn"):
+            # Paddle does not take ml_dtypes' arrays: go through float32.
+            kind = array.dtype.name
+            return paddle.to_tensor(array.astype(np.float32), place=self.place).astype(kind)
         return paddle.to_tensor(np.ascontiguousarray(array), place=self.place)
 
     def to_numpy(self, value: paddle.Tensor) -> np.ndarray:

@@ -14,8 +14,9 @@ class TorchSupport(FrameworkSupport):
     name = "torch"
 
     def from_numpy(self, array: np.ndarray) -> torch.Tensor:
-        if array.dtype.name == "bfloat16":
-            return torch.from_numpy(array.astype(np.float32)).to(self.device, torch.bfloat16)
+        if array.dtype.name in ("bfloat16", "float8_e4m3fn"):  # ml_dtypes': via float32
+            kind = getattr(torch, array.dtype.name)
+            return torch.from_numpy(array.astype(np.float32)).to(self.device, kind)
         return torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
 
     def to_numpy(self, value: torch.Tensor) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 
@@ -228,3 +229,20 @@ def test_the_command_line_exports_imports_and_clears(cache, tmp_path_factory, ca
     bad.write_text("{}")
     assert main(["import", str(bad)]) == 1
     assert "not a NineToothed tuning table" in capsys.readouterr().err
+
+
+def test_results_are_kept_per_device_model(cache):
+    """Two kinds of GPU in one process (or one table shared by two hosts) tune each."""
+    z, x = torch.zeros(4), torch.ones(4)
+    tuned = []
+
+    def call():
+        tuned.append(1)
+        return fake_call(z, x, [])
+
+    tuner = Tuner("k", "k_models", CONFIGS, _no_sizing())
+    for device_name in ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"):
+        assert tuner.choose(("k",), device_name, call).values == {"B": 32}
+    assert len(tuned) == 2, "each device model tunes once"
+    models = {json.loads(key)[0] for key in table.read("k_models")}
+    assert models == {"NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"}

@@ -219,3 +219,26 @@ class BuildVariant:
 
     key_label: str
     """How messages name its key: ``size=1127, dtype=float16``."""
+
+    constants: tuple[tuple[str, Any], ...] = ()
+    """Values compiled in for the constexprs a call gives (``Symbol(..., constexpr=True)``
+    by name, ``Tensor(0, constexpr=True)`` by parameter name): the variant serves the
+    calls that give these values.  A symbol's value is also part of :attr:`key`; a
+    scalar's is read from the call's argument."""
+
+    sizes: tuple[tuple[str, int, int], ...] = ()
+    """Sizes ``(parameter, dim, size)`` the variant is compiled for: a size declared
+    constexpr is compiled in (the variant serves calls of exactly that size); a
+    run-time size a tile takes whole stands for the power of two it pads to (the
+    variant serves the calls whose sizes pad alike; without one, every power of two
+    up to the size's ``upper_bound`` is compiled)."""
+
+    configurations: int = 1
+    """How many configurations of the kernel's own tuning space (its meta symbols,
+    ``num_warps``, ``num_stages``) to compile and time for this variant (1: the first,
+    untimed)."""
+
+    @property
+    def fixed(self) -> tuple[Any, ...]:
+        """What besides the key tells variants that serve different calls apart."""
+        return (self.constants, self.sizes)

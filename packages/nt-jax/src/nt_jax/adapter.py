@@ -208,7 +208,9 @@ def _describe(obj: Any, device: str | None, *, with_pointer: bool) -> TensorInfo
         if len(devices) != 1:
             raise LaunchError(
                 f"NineToothed kernels take arrays on one device; got an array sharded over "
-                f"{len(devices)} devices ({obj.sharding})"
+                f"{len(devices)} devices ({obj.sharding}): call the kernel inside "
+                "jax.shard_map, which gives it each device's shard, or gather the array "
+                "onto one device first"
             )
         device = _device_name(next(iter(devices)))
         if with_pointer:

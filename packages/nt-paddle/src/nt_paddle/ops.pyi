@@ -20,6 +20,7 @@ __all__ = [
     "rms_norm",
     "rotary_position_embedding",
     "scaled_dot_product_attention",
+    "scaled_mm",
     "silu",
     "softmax",
     "swiglu",
@@ -134,6 +135,24 @@ def scaled_dot_product_attention(
     attention).  ``is_causal`` masks aligned top-left, as torch does; ``scale``
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
     any strides."""
+
+def scaled_mm(
+    input: paddle.Tensor,
+    mat2: paddle.Tensor,
+    scale_a: paddle.Tensor,
+    scale_b: paddle.Tensor,
+    out_dtype: object = None,
+) -> paddle.Tensor:
+    """``(input * scale_a) @ (mat2 * scale_b)`` in a new (M, N) tensor of ``out_dtype``,
+    as ``torch._scaled_mm`` computes it without a bias.
+
+    ``input`` (M, K) and ``mat2`` (K, N) are float8_e4m3fn, any strides;
+    ``scale_a`` and ``scale_b`` float32, either one scale each (one element:
+    tensor-wise) or one per row of ``input``, (M, 1), and one per column of
+    ``mat2``, (1, N) (row-wise).  The products accumulate in float32 and the
+    scales apply once, to the sums.  ``out_dtype`` (float16, bfloat16 or
+    float32, as a dtype or its name) defaults to bfloat16: a float8 output, as
+    torch's default, is not offered."""
 
 def silu(input: paddle.Tensor) -> paddle.Tensor:
     """``input * sigmoid(input)``, element-wise, in a new tensor (like

@@ -7,12 +7,13 @@ tensor (``data_ptr()``, ``shape``, ``stride()``, ``dtype``,
 stream (``torch._C._cuda_getDevice``, ``torch._C._cuda_getCurrentRawStream``:
 C functions, a fraction of a microsecond; ``torch.cuda.current_stream()``
 costs about 7 µs and is never used per call), CUDA-event timing and
-snapshots for the tuner, and a *guard*: the C++ tensor check that
-``torch.compile`` uses for its own guards (``TensorGuards``: dtype, device,
-sizes, strides and dispatch keys of every tensor in one call), which lets
-the hot path confirm the most recent plan without building a key.  The guard
-is private PyTorch API: it is checked once per process against known
-answers and left out (the dict lookup alone) if it misbehaves or is missing.
+snapshots for the tuner, the job's process group (tuning together), and a
+*guard*: the C++ tensor check that ``torch.compile`` uses for its own guards
+(``TensorGuards``: dtype, device, sizes, strides and dispatch keys of every
+tensor in one call), which lets the hot path confirm the most recent plan
+without building a key.  The guard is private PyTorch API: it is checked once
+per process against known answers and left out (the dict lookup alone) if it
+misbehaves or is missing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, cast
 import torch
 
 from ninetoothed.runtime.hookspecs import HostReads
+from nt_torch._distributed import process_group
 from nt_torch.tracing import traced
 
 KEY_READS = ("{}.shape", "{}.stride()", "{}.dtype", "{}.get_device()")
@@ -135,4 +137,5 @@ def host_reads() -> HostReads:
         device_name=torch.cuda.get_device_name,
         timer=time_runs,
         snapshot=snapshot,
+        group=process_group,
     )

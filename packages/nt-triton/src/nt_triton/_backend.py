@@ -11,6 +11,7 @@ is also compiled for a GPU target (:mod:`nt_triton._gpu_check`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.spec.kernel_spec import KernelSpec
@@ -22,7 +23,7 @@ from nt_triton._abi import ParameterKind
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import host_filename, host_source
 from nt_triton._kernel import TritonKernel
-from nt_triton.cache import _layout
+from nt_triton.cache import _locks
 from nt_triton.cache import _reuse as index
 from nt_triton.cache import _sources as sources
 
@@ -38,24 +39,35 @@ class TritonBackend:
     name = "triton"
 
     def generate(self, spec: KernelSpec) -> TritonKernel:
-        """The kernel for ``spec``: kept from before under its fingerprint, else generated."""
+        """The kernel for ``spec``: kept from before under its fingerprint, else generated.
+
+        Processes making the same kernel at once generate it once: the first
+        holds the fingerprint's lock while it generates and keeps the kernel;
+        the others wait, then find it kept.
+        """
         key = index.fingerprint(spec)
-        found = index.lookup(key) if key is not None else None
-        if found is not None:
-            return _kept(spec, found)
-        kernel, entry = _generated(spec)
-        if key is not None:
-            index.remember(key, entry, kernel.source, kernel.function, host_filename(spec))
-        return kernel
+        if key is None:
+            return _generated(spec)[0]
+        found = index.lookup(key)
+        if found is None:
+            with _locks.held("index", key):
+                found = index.lookup(key)  # kept by another process meanwhile?
+                if found is None:
+                    kernel, entry = _generated(spec)
+                    path = Path(kernel.source_path)
+                    index.remember(key, entry, kernel.source, kernel.function,
+                                   host_filename(spec), path)  # fmt: skip
+                    return kernel
+        return _kept(spec, found)
 
 
 def _kept(spec: KernelSpec, found: index.Loaded) -> TritonKernel:
     """The kernel of an index entry: no code generation, no compiling, no GPU check."""
     entry = found.entry
-    path = _layout.directory("sources") / entry.file
     kernel = TritonKernel(
-        spec, entry.generated, entry.configurations, entry.host, found.text, path, found.function
-    )
+        spec, entry.generated, entry.configurations, entry.host, found.text, found.path,
+        found.function,
+    )  # fmt: skip
     kernel.gpu_check_pending = entry.gpu_check_pending
     return kernel
 

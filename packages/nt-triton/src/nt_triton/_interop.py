@@ -145,11 +145,18 @@ def _shared_view(torch: ModuleType, tensor: Any, info: TensorInfo) -> Any:
     return converted
 
 
+_BITS = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
+"""The dtypes of ml_dtypes (JAX's numpy arrays) that torch has but cannot take from
+numpy, by name, and the unsigned integers of their width."""
+
+
 def from_numpy(torch: ModuleType, array: np.ndarray, *, copy: bool) -> Any:
     """A torch tensor with ``array``'s values (viewing it unless ``copy``)."""
     array = np.asarray(array)
-    if array.dtype.name == "bfloat16":  # numpy has no bfloat16; torch reads the bits
-        return from_numpy(torch, array.view(np.uint16), copy=copy).view(torch.bfloat16)
+    bits = _BITS.get(array.dtype.name)
+    if bits is not None:  # numpy has no such dtype (ml_dtypes' arrays): torch reads the bits
+        viewed = from_numpy(torch, array.view(bits), copy=copy)
+        return viewed.view(getattr(torch, array.dtype.name))
     if copy:
         return torch.from_numpy(np.array(array, copy=True, order="C"))
     array = np.ascontiguousarray(array)

@@ -24,13 +24,17 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ninetoothed.runtime import syntax_trees
 from nt_triton import _interpreted_bfloat16 as bfloat16
 
 __all__ = ["LOCK", "compiling", "running"]
 
-LOCK = threading.RLock()
+LOCK = syntax_trees.LOCK
 """Held by interpreted launches and by Triton's front end (re-entrant: a launch's
-deferred GPU check, a kernel module loaded during a launch)."""
+deferred GPU check, a kernel module loaded during a launch).  It is core's lock for
+syntax-tree work, which making a kernel holds: Triton rewrites and parses the kernel's
+syntax tree as it interprets or checks it, and CPython 3.11 fails two threads converting
+syntax trees at once (:mod:`ninetoothed.runtime.syntax_trees`)."""
 
 
 @contextlib.contextmanager

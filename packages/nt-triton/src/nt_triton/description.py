@@ -51,6 +51,7 @@ __all__ = [
     "compile_from_job",
     "compile_job",
     "describe",
+    "describe_configurations",
     "serve",
     "size_name",
     "specialisation",
@@ -97,17 +98,41 @@ class KernelDescription:
 def describe(spec: KernelSpec, meta: Mapping[str, int] | None = None) -> KernelDescription:
     """Generate ``spec``'s kernel and describe it, compiled with ``meta`` (the meta
     values, else the first configuration of its tuning space)."""
-    generated = codegen.generate(spec)
-    signature = generated.signature
-    configurations = tuning.configurations(
-        spec, generated.footprint, signature, "tl.dot(" in generated.source
-    )
-    first = configurations[0]
     if meta is None:  # the first configuration, as under Triton's interpreter
-        values, num_warps, num_stages = dict(first.values), first.num_warps, first.num_stages
-    else:  # pinned: as a call that pins every meta symbol
-        values = dict(meta)
-        num_warps, num_stages = tuning.launch_options(spec.options)
+        return describe_configurations(spec, 1)[0]
+    generated = codegen.generate(spec)
+    num_warps, num_stages = tuning.launch_options(spec.options)
+    first = _configurations(spec, generated)[0]
+    return _described(spec, generated, dict(meta), num_warps, num_stages, first.maxnreg)
+
+
+def describe_configurations(spec: KernelSpec, count: int) -> list[KernelDescription]:
+    """``spec``'s kernel described with each of the first ``count`` configurations of its
+    tuning space (fewer where the space is smaller): the candidates build-time tuning
+    times."""
+    generated = codegen.generate(spec)
+    return [
+        _described(spec, generated, dict(c.values), c.num_warps, c.num_stages, c.maxnreg)
+        for c in _configurations(spec, generated)[: max(1, count)]
+    ]
+
+
+def _configurations(spec: KernelSpec, generated: Any) -> list[Any]:
+    """The kernel's tuning space, in nt-triton's order."""
+    uses_dot = "tl.dot(" in generated.source
+    return list(tuning.configurations(spec, generated.footprint, generated.signature, uses_dot))
+
+
+def _described(
+    spec: KernelSpec,
+    generated: Any,
+    values: dict[str, int],
+    num_warps: int,
+    num_stages: int,
+    maxnreg: int | None,
+) -> KernelDescription:
+    """The description of ``generated`` compiled with meta ``values`` and these options."""
+    signature = generated.signature
     values.update(tuning.derived_meta_values(signature, values))
     path = cache.store(generated.source, generated.kernel_name)
     injected = dict(generated.injected)
@@ -126,7 +151,7 @@ def describe(spec: KernelSpec, meta: Mapping[str, int] | None = None) -> KernelD
         meta=values,
         num_warps=num_warps,
         num_stages=num_stages,
-        maxnreg=first.maxnreg,
+        maxnreg=maxnreg,
         alignment_tiles=_alignment_tiles(generated.source, signature, values),
     )
 

@@ -13,13 +13,18 @@
   tuning key, persist the result), ``cached`` (never tune: use persisted or
   imported results, else the space's first configuration, with a warning once),
   ``off`` (always the space's first configuration).
+* ``NINETOOTHED_TUNE_TOGETHER``: ``1`` makes the processes of a job (PyTorch's
+  initialised default process group) tune each new kernel specialisation
+  together, each timing its share of the configurations (default ``0``;
+  :func:`nt_triton.tuner.tune_together` switches it from Python).
 * ``NINETOOTHED_TUNING_PROGRESS``: ``1`` shows tuning progress on stderr,
   ``0`` hides it (default: shown when stderr is a terminal).
 * ``NINETOOTHED_COMPILE_BUDGET``: seconds one configuration may take to
   compile while tuning before it is pruned (default 20).
 * ``NINETOOTHED_COMPILE_WORKERS``: worker processes that compile while tuning
-  (default: CPUs - 1, at most 16; ``0`` compiles in the calling process, in
-  threads, without a budget).
+  (default: CPUs - 1, at most 16, shared out between the processes of a job
+  on one host (``LOCAL_WORLD_SIZE``, set by ``torchrun``) while they tune
+  together; ``0`` compiles in the calling process, in threads, without a budget).
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
   kernel's front end for a GPU target (:mod:`nt_triton._gpu_check`); ``0``
   turns that off (default on).
@@ -41,6 +46,7 @@ __all__ = [
     "gpu_check",
     "interpreting",
     "max_num_configs",
+    "tune_together",
     "tuning_mode",
     "tuning_progress",
 ]
@@ -102,9 +108,16 @@ def compile_budget() -> float:
     return float(os.environ.get("NINETOOTHED_COMPILE_BUDGET") or 20)
 
 
-def compile_workers() -> int:
-    """Worker processes compiling while tuning (0: in the calling process)."""
+def compile_workers(sharing: int = 1) -> int:
+    """Worker processes compiling while tuning (0: in the calling process); by default
+    the CPUs' share of one of ``sharing`` processes tuning at once on this host."""
     configured = os.environ.get("NINETOOTHED_COMPILE_WORKERS")
     if configured is not None and configured.strip():
         return max(0, int(configured))
-    return max(1, min(16, (os.cpu_count() or 2) - 1))
+    return max(1, min(16, (os.cpu_count() or 2) - 1) // max(1, sharing))
+
+
+def tune_together() -> bool:
+    """Whether ``NINETOOTHED_TUNE_TOGETHER`` asks a job's processes to tune together."""
+    configured = os.environ.get("NINETOOTHED_TUNE_TOGETHER", "").strip().lower()
+    return configured in ("1", "true", "on", "yes")

@@ -1,4 +1,5 @@
-"""The ``triton`` entry point: the Triton backend, ``ninetoothed cache`` and ``ninetoothed tune``.
+"""The ``triton`` entry point: the Triton backend, ``ninetoothed cache``, ``tune`` and
+``build-library``.
 
 Loading this module must stay cheap, because every process that makes a
 kernel or runs the ``ninetoothed`` command loads it through the entry point:
@@ -56,13 +57,22 @@ def ninetoothed_codegen_backend(name: str) -> TritonBackend | None:
 def ninetoothed_cli_commands(
     subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> None:
-    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`) and
-    ``ninetoothed tune export|import`` (:mod:`nt_triton.tuner._cli`)."""
+    """Add ``ninetoothed cache info|clear`` (:mod:`nt_triton.cache._cli`), ``ninetoothed
+    tune export|import`` (:mod:`nt_triton.tuner._cli`) and ``ninetoothed build-library``
+    (the kernel library as a C library, built by this plugin's builder:
+    :mod:`ninetoothed.library.build`)."""
+    from ninetoothed.library.build import add_arguments, run
     from nt_triton.cache import _cli as cache_commands
     from nt_triton.tuner import _cli as tune_commands
 
     cache_commands.add_commands(subparsers)
     tune_commands.add_commands(subparsers)
+    parser = subparsers.add_parser(
+        "build-library",
+        help="build NineToothed's kernel library as a C library (libninetoothed_ops.so)",
+    )
+    add_arguments(parser)
+    parser.set_defaults(handler=run)
 
 
 @hookimpl

@@ -89,7 +89,7 @@ class _Request:
             self.premake, self.configs, self.meta_parameters, self.kernel_name
         )
         for variant in variants.variants:
-            check_spec(variant.spec)
+            check_spec(variant.spec, dict(variant.constants))
         builder = plugins.ahead_of_time_builder(self.caller)
         output_dir = files.prepare_output_dir("build", self.output_dir)
         specs = [variant.spec for variant in variants.variants]

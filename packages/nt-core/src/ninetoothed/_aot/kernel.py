@@ -138,7 +138,7 @@ class AotKernel:
 
     def _call(self, original: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """The full path: every check, then the call, remembered for the fast path."""
-        spec, args, key = self._variant(original)
+        spec, args, kwargs, key = self._variant(original, kwargs)
         args, kwargs = canonical_call(spec, args, kwargs)
         args = _scalars_as_numbers(spec, args)
         adapter = plugins.adapter_for_arguments(args)
@@ -169,20 +169,27 @@ class AotKernel:
             self._fast.remember(original, launch)
 
     def _variant(
-        self, args: tuple[Any, ...]
-    ) -> tuple[KernelSpec, tuple[Any, ...], tuple[int, ...]]:
-        """The spec that checks this call, the call without key values, and the key."""
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[KernelSpec, tuple[Any, ...], dict[str, Any], tuple[int, ...]]:
+        """The spec that checks this call, the call without key values, and the key.
+
+        Key values come after the kernel's arguments, or by keyword (the key's name
+        without its trailing underscore); a constexpr symbol's is also the call's."""
         if not self._keys:
-            return self.spec, args, ()
+            return self.spec, args, kwargs, ()
         count = len(self.spec.parameters)
-        if len(args) != count + self._keys:
+        names = [p.name.removesuffix("_") for p in self.library.parameters if p.kind == "key"]
+        given = list(args[count:])
+        kwargs = dict(kwargs)
+        given += [kwargs.pop(name) for name in names[len(given) :] if name in kwargs]
+        if len(args) < count or len(given) != len(names):
             keys = ", ".join(p.name for p in self.library.parameters if p.kind == "key")
             raise LaunchError(
                 f"{self.spec.label} takes {count} kernel arguments, then the key "
                 f"values ({keys}), {count + self._keys} positional arguments, got {len(args)}"
             )
         try:
-            key = tuple(key_value(value) for value in args[count:])
+            key = tuple(key_value(value) for value in given)
         except TypeError as error:
             raise LaunchError(f"{self.spec.label}: {error}") from error
         spec = self._variants.get(key)
@@ -199,9 +206,10 @@ class AotKernel:
             built = "; ".join(self._key_labels.values())
             raise LaunchError(
                 f"{self.spec.label}: no variant was built for the key values "
-                f"{args[count:]!r}; built: {built}"
+                f"{tuple(given)!r}; built: {built}"
             )
-        return spec, args[:count], key
+        symbols = {n: v for n, v in zip(names, given) if n in spec.constexpr_symbols}
+        return spec, args[:count], {**kwargs, **symbols}, key
 
     def _arguments(
         self,

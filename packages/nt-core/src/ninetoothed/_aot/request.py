@@ -1,21 +1,27 @@
 """``make``'s ahead-of-time options, and what a kernel must be to become a C library.
 
 ``make(..., caller="cuda", kernel_name=..., output_dir=..., target=...)``
-compiles ahead of time (upstream's spelling, plus our ``target``).
+compiles ahead of time (upstream's spelling, plus our ``target`` and
+``constexprs``).
 :func:`ahead_of_time_request` takes those options out of ``make``'s (so the
 rest are checked as usual) and :meth:`Request.make` hands the finished spec
-to the builder.  :func:`check_spec` refuses, by name, what a C launch
-function has no place for: symbols given at the call, jagged tensors,
-element types left open, scalars fixed to no value.
+to the builder; ``constexprs`` gives the values to compile the constexprs a
+call gives for (:mod:`.constexprs`), and sizes are run-time values
+(:mod:`.sizes`).  :func:`check_spec` refuses, by name, what a C launch
+function has no place for: run-time symbols, constexprs without values,
+jagged tensors, element types left open.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ninetoothed._aot.constexprs import call_constexprs, checked_grid, grid_variants
+from ninetoothed._aot.sizes import run_time_sizes
 from ninetoothed.aot import C_KEYWORDS
 from ninetoothed.errors import CodegenError
 from ninetoothed.runtime.options import JIT_CALLER
@@ -23,7 +29,7 @@ from ninetoothed.spec.kernel_spec import KernelSpec
 
 __all__ = ["Request", "ahead_of_time_request", "check_kernel_name", "check_spec"]
 
-AHEAD_OF_TIME_OPTIONS = ("caller", "output_dir", "target")
+AHEAD_OF_TIME_OPTIONS = ("caller", "output_dir", "target", "constexprs")
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -35,6 +41,12 @@ class Request:
     caller: str
     output_dir: Path
     target: str | None
+    constexprs: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """The values to compile the constexprs a call gives for (:mod:`.constexprs`)."""
+
+    def tensors(self, tensors: Sequence[Any]) -> tuple[Any, ...]:
+        """The tensors to arrange: sizes are run-time values in a C library (:mod:`.sizes`)."""
+        return run_time_sizes(tensors)
 
     def make(self, spec: KernelSpec) -> Any:
         """Compile ``spec`` into a library; its Python callable (:class:`.kernel.AotKernel`)."""
@@ -43,17 +55,31 @@ class Request:
         from ninetoothed.runtime import plugins
 
         check_kernel_name("make", spec.name)
-        check_spec(spec)
+        check_spec(spec, self.constexprs)
         builder = plugins.ahead_of_time_builder(self.caller)
         output_dir = files.prepare_output_dir("make", self.output_dir)
-        stamp = files.stamp([spec], builder, self.target, self.caller)
+        grid = sorted((name, tuple(map(repr, v))) for name, v in self.constexprs.items())
+        stamp = files.stamp([spec], builder, self.target, self.caller, grid)
         library = files.load_if_current(output_dir, spec.name, stamp)
+        if not any(call_constexprs(spec)):
+            if library is None:
+                library = builder.make(
+                    spec, kernel_name=spec.name, output_dir=output_dir, target=self.target
+                )
+                files.remember(output_dir, spec.name, stamp, library)
+            return AotKernel(spec, library)
+        key_names, variants = grid_variants(spec, self.constexprs)
         if library is None:
-            library = builder.make(
-                spec, kernel_name=spec.name, output_dir=output_dir, target=self.target
+            library = builder.build(
+                variants,
+                key_names=key_names,
+                kernel_name=spec.name,
+                output_dir=output_dir,
+                target=self.target,
             )
             files.remember(output_dir, spec.name, stamp, library)
-        return AotKernel(spec, library)
+        labels = {variant.key: variant.key_label for variant in variants}
+        return AotKernel(spec, library, dict.fromkeys(labels, spec), labels)
 
 
 def ahead_of_time_request(options: dict[str, Any]) -> Request | None:
@@ -67,16 +93,17 @@ def ahead_of_time_request(options: dict[str, Any]) -> Request | None:
     caller = options.get("caller", JIT_CALLER)
     output_dir = options.get("output_dir")
     target = options.get("target")
-    if caller == JIT_CALLER and output_dir is None and target is None:
+    given = options.get("constexprs")
+    if caller == JIT_CALLER and output_dir is None and target is None and given is None:
         options.pop("caller", None)
         return None
     if not isinstance(caller, str):
         raise TypeError(f"make: caller must be a str ('cuda'), got {type(caller).__name__}")
     if caller == JIT_CALLER:
         raise TypeError(
-            f"make: output_dir={output_dir!r} and target={target!r} are for ahead-of-time "
-            "compilation into a C library; pass caller='cuda' too (caller='torch' compiles "
-            "just in time and writes no library)"
+            f"make: output_dir={output_dir!r}, target={target!r} and constexprs={given!r} are "
+            "for ahead-of-time compilation into a C library; pass caller='cuda' too "
+            "(caller='torch' compiles just in time and writes no library)"
         )
     if output_dir is None:
         from ninetoothed.generation import CACHE_DIR
@@ -92,9 +119,10 @@ def ahead_of_time_request(options: dict[str, Any]) -> Request | None:
             f"make: target must name a GPU architecture ('sm_90', 90), got "
             f"{type(target).__name__} {target!r}"
         )
+    grid = checked_grid("make", options.get("constexprs"))
     for option in AHEAD_OF_TIME_OPTIONS:
         options.pop(option, None)
-    return Request(caller, Path(output_dir), None if target is None else str(target))
+    return Request(caller, Path(output_dir), None if target is None else str(target), grid)
 
 
 def check_kernel_name(function: str, name: str) -> None:
@@ -108,16 +136,32 @@ def check_kernel_name(function: str, name: str) -> None:
         )
 
 
-def check_spec(spec: KernelSpec) -> None:
-    """Raise :class:`CodegenError` for what a C library cannot take (see the module)."""
+def check_spec(spec: KernelSpec, given: Mapping[str, Any] | Collection[str] = ()) -> None:
+    """Raise :class:`CodegenError` for what a C library cannot take (see the module);
+    ``given``: the constexprs the call gives that values are given for."""
     name = spec.label
-    given = sorted(spec.constexpr_symbols) + sorted(spec.runtime_symbols)
-    if given:
+    if spec.runtime_symbols:
         raise CodegenError(
-            f"{name}: the symbol(s) {', '.join(given)} are given at the call, but a C library's "
-            "launch function takes only the kernel's parameters; fix them when the kernel is "
-            "made (plain ints in the arrangement), or build one variant per value with "
-            "ninetoothed.build"
+            f"{name}: the symbol(s) {', '.join(sorted(spec.runtime_symbols))} are run-time "
+            "values given at the call by keyword, which a C library's launch function has no "
+            "place for; make them constexpr (Symbol(..., constexpr=True)) and list their "
+            "values (make(..., constexprs={...})), or fix them when the kernel is made"
+        )
+    symbols, scalars = call_constexprs(spec)
+    missing = [n for n in (*symbols, *scalars) if n not in given]
+    if missing:
+        example = ", ".join(f"{n!r}: (...)" for n in missing)
+        raise CodegenError(
+            f"{name}: the constexpr(s) {', '.join(missing)} are given at the call, and a C "
+            "library compiles them in: list the values to build for (make(..., "
+            f"constexprs={{{example}}}), or in ninetoothed.build's configurations), or fix "
+            "them when the kernel is made"
+        )
+    unknown = sorted(set(given) - set(symbols) - set(scalars))
+    if unknown:
+        raise CodegenError(
+            f"{name}: constexprs names {', '.join(unknown)}, which the kernel does not take at "
+            f"the call (it takes: {', '.join((*symbols, *scalars)) or 'none'})"
         )
     for parameter in spec.parameters:
         source = parameter.source
@@ -132,10 +176,4 @@ def check_spec(spec: KernelSpec) -> None:
                 "compiled for one element type per tensor: declare it "
                 "(Tensor(..., dtype=ninetoothed.float16)), or build one variant per dtype "
                 "with ninetoothed.build"
-            )
-        if parameter.is_scalar and source.constexpr and source.value is None:
-            raise CodegenError(
-                f"{name}: parameter {parameter.name!r} is a constexpr scalar with no value; "
-                "a C library compiles its value in: give it (Tensor(0, constexpr=True, "
-                "value=...)), or build one variant per value with ninetoothed.build"
             )

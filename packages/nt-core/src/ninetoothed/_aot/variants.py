@@ -7,7 +7,10 @@ configurations, are the tuned values; the other parameters are the key, as
 the library's ``int`` parameters named ``<parameter>_`` (upstream's names).
 Without ``meta_parameters`` nothing is tuned and the compilation
 configurations are key parameters too (``num_warps``), matching any value
-for a configuration that does not set them.
+for a configuration that does not set them.  Keyword arguments ``premake``
+does not take give the values of the kernel's constexprs a call gives
+(:mod:`.constexprs`): symbols are key parameters after ``premake``'s, scalars
+select the variant by their argument.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ninetoothed._aot.constexprs import split_given
+from ninetoothed._aot.sizes import run_time_sizes
 from ninetoothed.aot import BuildVariant, key_value
 from ninetoothed.arrangement.dtype import DataType
 from ninetoothed.runtime._arranging import make_spec
@@ -45,6 +50,15 @@ class _Config:
     spec: Any
     given: frozenset[str]
     """The parameters the configuration gives (not defaulted)."""
+    symbols: dict[str, Any]
+    """Values of the kernel's constexpr symbols the configuration gives (keys)."""
+    scalars: dict[str, Any]
+    """Values of its constexpr scalars without a value (selected by the argument)."""
+
+    @property
+    def constants(self) -> tuple[tuple[str, Any], ...]:
+        """The constexprs' values the variant is compiled for."""
+        return tuple({**self.symbols, **self.scalars}.items())
 
 
 def split(
@@ -85,6 +99,10 @@ def _made(
             f"got {config!r}"
         )
     args, kwargs, compilation = config
+    # Keyword arguments premake does not take name the kernel's constexprs (checked below).
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    extra = {} if takes_any else {k: v for k, v in kwargs.items() if k not in signature.parameters}
+    kwargs = {k: v for k, v in kwargs.items() if k not in extra}
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as error:
@@ -107,8 +125,14 @@ def _made(
         )
     arrangement, application, tensors = result
     name, options = check_options("build", kernel_name, dict(compilation), ("name",))
-    spec = make_spec(arrangement, application, tensors, name, options)
-    return _Config(index, dict(bound.arguments), dict(compilation), spec, given)
+    spec = make_spec(arrangement, application, run_time_sizes(tensors), name, options)
+    try:
+        symbols, scalars = split_given(spec, extra)
+    except TypeError as error:
+        raise TypeError(
+            f"build: configs[{index}] does not fit premake{signature}: it {error}"
+        ) from error
+    return _Config(index, dict(bound.arguments), dict(compilation), spec, given, symbols, scalars)
 
 
 def _label(values: dict[str, Any]) -> str:
@@ -121,7 +145,7 @@ def _shown(value: Any) -> str:
 
 def _key(config: _Config, names: Sequence[str]) -> tuple[int | None, ...]:
     """The key values of ``config`` for the parameters ``names`` (None: not set)."""
-    values = {**config.values, **config.compilation}
+    values = {**config.values, **config.compilation, **config.symbols}
     key: list[int | None] = []
     for name in names:
         if name not in values:
@@ -141,15 +165,26 @@ def _key(config: _Config, names: Sequence[str]) -> tuple[int | None, ...]:
 def _untuned(made: list[_Config]) -> Variants:
     """Every parameter and compilation configuration is key (nothing is tuned)."""
     names = list(dict.fromkeys(n for c in made for n in [*c.values, *c.compilation]))
+    names += _symbols(made)
     key_names = tuple(f"{n}_" if n not in COMPILATION_CONFIGS else n for n in names)
     variants = []
-    seen: dict[tuple[int | None, ...], int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
     for config in made:
         key = _key(config, names)
-        _unique(seen, key, config.index)
-        label = _label({**config.values, **config.compilation})
-        variants.append(BuildVariant(config.spec, key, (), label, label))
+        _unique(seen, (key, _shown_values(config.scalars)), config.index)
+        key_label = _label({**config.values, **config.compilation, **config.symbols})
+        label = _label({**config.values, **config.compilation, **dict(config.constants)})
+        variants.append(BuildVariant(config.spec, key, (), label, key_label, config.constants))
     return Variants(key_names, tuple(variants))
+
+
+def _symbols(made: list[_Config]) -> list[str]:
+    """The constexpr symbols the configurations give: key parameters after premake's."""
+    return list(dict.fromkeys(n for c in made for n in c.symbols))
+
+
+def _shown_values(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, repr(value)) for name, value in values.items())
 
 
 def _tuned(made: list[_Config], meta: tuple[str, ...], signature: inspect.Signature) -> Variants:
@@ -164,7 +199,7 @@ def _tuned(made: list[_Config], meta: tuple[str, ...], signature: inspect.Signat
                 f"build: meta_parameters names {name!r}, but no configuration gives it a value: "
                 "nothing to tune (give it in the configurations' kwargs)"
             )
-    names = [n for n in made[0].values if n not in meta]
+    names = [n for n in made[0].values if n not in meta] + _symbols(made)
     key_names = tuple(f"{n}_" for n in names)
     variants = []
     seen: dict[tuple[Any, ...], int] = {}
@@ -173,10 +208,13 @@ def _tuned(made: list[_Config], meta: tuple[str, ...], signature: inspect.Signat
         tuned = tuple((n, config.values[n]) for n in meta) + tuple(
             (n, config.compilation[n]) for n in COMPILATION_CONFIGS if n in config.compilation
         )
-        _unique(seen, (key, tuple((n, repr(v)) for n, v in tuned)), config.index)
-        key_label = _label({n: config.values[n] for n in names})
-        label = _label({**config.values, **config.compilation})
-        variants.append(BuildVariant(config.spec, key, tuned, label, key_label))
+        _unique(
+            seen, (key, _shown_values(dict(tuned)), _shown_values(config.scalars)), config.index
+        )
+        chosen = {**config.values, **config.symbols}
+        key_label = _label({n: chosen[n] for n in names if n in chosen})
+        label = _label({**config.values, **config.compilation, **dict(config.constants)})
+        variants.append(BuildVariant(config.spec, key, tuned, label, key_label, config.constants))
     return Variants(key_names, tuple(variants))
 
 

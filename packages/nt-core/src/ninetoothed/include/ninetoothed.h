@@ -57,9 +57,11 @@ enum NineToothedStatus {
     NINETOOTHED_SUCCESS = 0,
     /* No variant was built for these key values (dtype, constexpr values, rank). */
     NINETOOTHED_ERROR_NO_VARIANT = 1,
-    /* A null pointer where a value is needed, or a size beyond 2^63 - 1. */
+    /* A null pointer where a value is needed, a size beyond 2^63 - 1, or a tensor
+       the kernel writes sharing memory with another argument. */
     NINETOOTHED_ERROR_INVALID_ARGUMENT = 2,
-    /* The tensors' shapes do not fit the arrangement (or each other). */
+    /* The tensors' shapes do not fit the arrangement (or each other), or an
+       output overlaps itself. */
     NINETOOTHED_ERROR_SHAPE = 3,
     /* The call is valid, but no variant built can serve it (a grid too large). */
     NINETOOTHED_ERROR_UNSUPPORTED = 4,

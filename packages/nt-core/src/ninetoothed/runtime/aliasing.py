@@ -25,7 +25,7 @@ arrays, so their arguments never share what a kernel writes.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NoReturn
@@ -36,7 +36,7 @@ from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec._agreement import positions
 from ninetoothed.spec.kernel_spec import KernelSpec
 
-__all__ = ["Aliasing"]
+__all__ = ["EXACT_LIMIT", "Aliasing"]
 
 EXACT_LIMIT = 1 << 20
 """The most elements an output's layout is checked element by element for overlap, where
@@ -134,46 +134,72 @@ class Aliasing:
             values += [o_low - w_high, o_high - w_low, 0 if allowed else None]
         return tuple(values)
 
-    def _overlapping_output(self, index: int, info: TensorInfo) -> NoReturn:
-        name = self.names[index]
-        layout = f"(shape {tuple(info.shape)}, strides {tuple(info.strides)})"
-        first = 1 if index in self.skipped else 0
-        if any(s == 0 and n > 1 for n, s in zip(info.shape[first:], info.strides[first:])):
-            raise LaunchError(
-                f"{self.kernel}: the output {name!r} {layout} has stride 0 along a dimension "
-                "of more than one element, so its elements overlap and would be written at "
-                "once; pass a tensor that owns its elements (e.g. .contiguous())"
+    def overlapping_output_message(
+        self, index: int, shape: str, strides: str, stride_zero: bool
+    ) -> str:
+        """The refusal of written tensor ``index`` overlapping itself (after ``kernel: ``):
+        ``shape`` and ``strides`` as the message shows them, ``stride_zero`` whether a
+        dimension of more than one element has stride 0.  The C launcher fills the
+        same text (:mod:`nt_triton.aot`)."""
+        layout = f"(shape {shape}, strides {strides})"
+        if stride_zero:
+            return (
+                f"the output {self.names[index]!r} {layout} has stride 0 along a dimension of "
+                "more than one element, so its elements overlap and would be written at once; "
+                "pass a tensor that owns its elements (e.g. .contiguous())"
             )
-        raise LaunchError(
-            f"{self.kernel}: the output {name!r} {layout} overlaps itself: some of its "
-            "elements refer to a single memory location, which programs would write at "
-            "once; pass a tensor that owns its elements (e.g. .contiguous())"
+        return (
+            f"the output {self.names[index]!r} {layout} overlaps itself: some of its elements "
+            "refer to a single memory location, which programs would write at once; pass a "
+            "tensor that owns its elements (e.g. .contiguous())"
         )
+
+    def not_in_place_message(self, w: int, o: int) -> str:
+        """The refusal of one view given for ``w`` (written) and ``o`` (read), where the
+        arrangement does not read each element where it is written."""
+        first, second = sorted((w, o))
+        return (
+            f"{self.names[first]!r} and {self.names[second]!r} are one tensor, and the kernel "
+            f"writes {self.names[w]!r} where other programs read {self.names[o]!r} (its "
+            "arrangement does not read each element where it is written), so the result "
+            "would depend on the order of the programs; pass a separate output (e.g. .clone() "
+            "the input)"
+        )
+
+    def shared_message(self, w: int, o: int, layouts: Mapping[int, tuple[str, str]]) -> str:
+        """The refusal of ``w`` (written) and ``o`` sharing memory; ``layouts`` gives each
+        one's shape and strides as the message shows them."""
+
+        def described(index: int) -> str:
+            role = "written" if index in self.written else "read"
+            shape, strides = layouts[index]
+            return f"{self.names[index]!r} ({role}; shape {shape}, strides {strides})"
+
+        first, second = sorted((w, o))
+        return (
+            f"unsupported operation: {described(first)} and {described(second)} share "
+            f"memory: {SHARED}, so the result would depend on the order of the programs; "
+            "pass tensors that do not overlap (e.g. .clone() one)"
+        )
+
+    def _overlapping_output(self, index: int, info: TensorInfo) -> NoReturn:
+        first = 1 if index in self.skipped else 0
+        dims = zip(info.shape[first:], info.strides[first:])
+        stride_zero = any(s == 0 and n > 1 for n, s in dims)
+        text = self.overlapping_output_message(
+            index, str(tuple(info.shape)), str(tuple(info.strides)), stride_zero
+        )
+        raise LaunchError(f"{self.kernel}: {text}")
 
     def _not_in_place(self, w: int, o: int) -> NoReturn:
-        first, second = sorted((w, o))
-        raise LaunchError(
-            f"{self.kernel}: {self.names[first]!r} and {self.names[second]!r} are one tensor, "
-            f"and the kernel writes {self.names[w]!r} where other programs read "
-            f"{self.names[o]!r} (its arrangement does not read each element where it is "
-            "written), so the result would depend on the order of the programs; pass a "
-            "separate output (e.g. .clone() the input)"
-        )
+        raise LaunchError(f"{self.kernel}: {self.not_in_place_message(w, o)}")
 
     def _shared(self, w: int, o: int, first: TensorInfo, second: TensorInfo) -> NoReturn:
-        def described(index: int, info: TensorInfo) -> str:
-            role = "written" if index in self.written else "read"
-            return (
-                f"{self.names[index]!r} ({role}; shape {tuple(info.shape)}, strides "
-                f"{tuple(info.strides)})"
-            )
-
-        left, right = sorted(((w, first), (o, second)))
-        raise LaunchError(
-            f"{self.kernel}: unsupported operation: {described(*left)} and "
-            f"{described(*right)} share memory: {SHARED}, so the result would depend on "
-            "the order of the programs; pass tensors that do not overlap (e.g. .clone() one)"
-        )
+        layouts = {
+            index: (str(tuple(info.shape)), str(tuple(info.strides)))
+            for index, info in ((w, first), (o, second))
+        }
+        raise LaunchError(f"{self.kernel}: {self.shared_message(w, o, layouts)}")
 
 
 def _offsets(info: TensorInfo) -> tuple[int, int]:

@@ -46,6 +46,7 @@ __all__ = [
     "NineToothedSpec",
     "PROJECT_NAME",
     "PreparedLaunch",
+    "RankGroup",
     "SignatureParameter",
     "TensorInfo",
     "hookimpl",
@@ -133,6 +134,23 @@ Miss = Callable[[tuple[Any, ...], dict[str, Any]], Any]
 validation, then :meth:`FastPath.launch_bound`)."""
 
 
+class RankGroup(Protocol):
+    """The processes of a job that tune kernels together (a framework's default process
+    group, :attr:`HostReads.group`)."""
+
+    @property
+    def rank(self) -> int:
+        """This process's place in the group (0 to ``size - 1``)."""
+
+    @property
+    def size(self) -> int:
+        """How many processes the group has."""
+
+    def all_gather(self, value: Any) -> list[Any]:
+        """Every rank's ``value`` (picklable), in rank order.  Every rank must call it
+        (a collective: it waits for all of them)."""
+
+
 @dataclass(frozen=True)
 class HostReads:
     """How a framework's tensors are read, and what its runtime is asked, on the fast path.
@@ -190,6 +208,11 @@ class HostReads:
     snapshot: Callable[[Any], Callable[[], None]] | None = None
     """Copies a tensor; returns the function that copies it back (tuning restores
     what its runs overwrite)."""
+
+    group: Callable[[], RankGroup | None] | None = None
+    """The job's processes, when the framework runs several (its initialised default
+    process group) and None otherwise: with tuning together switched on
+    (``nt_triton.tuner.tune_together``), they split each tuning between them."""
 
 
 class FastPath(Protocol):
@@ -395,6 +418,11 @@ class AheadOfTimeBuilder(Protocol):
         variants' tensors, then the key values (``int``, named ``key_names``), and
         launches the variant of that key: where several share a key, the fastest on
         representative inputs (timed now on the GPU; without one, the first)."""
+
+    def link(self, sources: Sequence[Path], library: Path, include: Sequence[Path] = ()) -> None:
+        """Compile C ``sources`` (translation units the builder wrote, and C that calls
+        their launch functions; ``include``: more header directories) and link them
+        into the shared library ``library``."""
 
 
 class NineToothedSpec:

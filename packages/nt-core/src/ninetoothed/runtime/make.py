@@ -9,7 +9,7 @@ from typing import Any, get_type_hints
 from ninetoothed._aot.request import ahead_of_time_request
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError, kernel_label, labelled
-from ninetoothed.runtime import plugins
+from ninetoothed.runtime import plugins, syntax_trees
 from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.binding import arity_error, canonical_call
 from ninetoothed.runtime.hookspecs import FastPath, FrameworkAdapter, GeneratedKernel
@@ -165,16 +165,21 @@ def make(
     upstream's spelling of ``name``.  Unknown options raise
     :class:`TypeError` naming the close matches (see
     :func:`ninetoothed.runtime.options.check_options`).  ``caller="cuda"`` (with
-    ``output_dir`` and ``target``) compiles ahead of time into a C library
-    and returns its Python callable (:mod:`ninetoothed.aot`, ``docs/aot.md``).
+    ``output_dir``, ``target``, and ``constexprs``: the values to compile the
+    constexprs a call gives for) compiles ahead of time into a C library and
+    returns its Python callable (:mod:`ninetoothed.aot`, ``docs/aot.md``).
     """
     ahead = ahead_of_time_request(options)
     name, options = check_options("make", name, options, ("name", "backend"))
-    spec = make_spec(arrangement, application, tensors, name, options)
+    if ahead is not None:  # sizes are run-time values in a C library
+        tensors = ahead.tensors(tensors)
+    with syntax_trees.LOCK:
+        spec = make_spec(arrangement, application, tensors, name, options)
     with labelled(spec.label):  # code generation's errors too name the kernel
         if ahead is not None:  # a C library's callable (ninetoothed._aot.kernel.AotKernel)
             return ahead.make(spec)  # type: ignore[no-any-return]
-        return Kernel(spec, backend)
+        with syntax_trees.LOCK:
+            return Kernel(spec, backend)
 
 
 def jit(
@@ -209,7 +214,7 @@ def jit(
                 )
             arranged.append(annotation)
         sources = tuple(tensor.source for tensor in arranged)
-        with labelled(kernel_label(kernel_name(name, function), function)):
+        with labelled(kernel_label(kernel_name(name, function), function)), syntax_trees.LOCK:
             spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
             return Kernel(spec, backend)
 
@@ -235,6 +240,9 @@ def build(
     parameters that only change speed: they, and the compilation
     configurations, are tuned per key of the other parameters on the GPU at
     build time (without a GPU: the first configuration of each key).
+    A configuration's ``kwargs`` may also give the values of the constexprs the
+    kernel takes at the call (``BLOCK=64``): a symbol's is a key value after
+    ``premake``'s, a scalar's selects by the call's argument.
     ``caller`` is ``"cuda"`` (the default), ``kernel_name`` the library's
     name (``launch_<kernel_name>``, ``<kernel_name>.so``), ``output_dir`` where
     it goes (created if missing; default ``ninetoothed.generation.CACHE_DIR``),

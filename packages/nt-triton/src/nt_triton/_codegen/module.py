@@ -234,6 +234,8 @@ def _module_text(
         header.append(f"from triton.language.extra import {naming.LIBDEVICE}")
     for name in sorted(context.injected):
         header.append(f"# {name}: a triton.jit helper the application calls (provided at load)")
+    if context.uses_add or context.promoted_math:
+        header += _CORE_IMPORT
     if context.uses_add:
         header += ["", ""] + _ADD.splitlines()
     for name in sorted(context.promoted_math):
@@ -244,15 +246,26 @@ def _module_text(
 
 
 def _to_tensor() -> str:
-    """Triton's scalar-to-tensor builtin as the kernel names it: ``tl.to_tensor``
-    (Triton 3.9, which its interpreter also patches), else ``tl.core.to_tensor``
-    (Triton 3.6 has the builtin but does not export it from ``triton.language``)."""
+    """Triton's scalar-to-tensor builtin as the kernel names it: ``tl.to_tensor`` (Triton
+    3.9, which its interpreter also patches), else the language's core module's, under
+    :data:`_CORE` (Triton 3.6 has the builtin but does not export it from
+    ``triton.language``; its interpreter patches the builtins of ``triton.language.core``
+    only where a kernel's module holds that module itself, so ``tl.core.to_tensor`` fails
+    there with "Did you forget to add @triton.jit?")."""
     import triton.language as tl
 
-    return "tl.to_tensor" if hasattr(tl, "to_tensor") else "tl.core.to_tensor"
+    return "tl.to_tensor" if hasattr(tl, "to_tensor") else f"{_CORE}.to_tensor"
 
+
+_CORE = f"{naming.PREFIX}language_core"
+"""The name a kernel module gives ``triton.language.core`` where it needs it."""
 
 _TO_TENSOR = _to_tensor()
+
+_CORE_IMPORT = (
+    [] if _TO_TENSOR == "tl.to_tensor" else [f"from triton.language import core as {_CORE}"]
+)
+"""The import :data:`_TO_TENSOR` needs (none on Triton 3.9)."""
 
 _ADD = f"""@triton.jit
 def {naming.ADD}(a, b):

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nt_triton.cache import _memos
+from nt_triton.cache import _locks, _memos
 
 __all__ = [
     "DIVISIBLE",
@@ -147,13 +147,23 @@ def compile_kernel(
     num_stages: int,
     maxnreg: int | None = None,
 ) -> Any:
-    """The ``CompiledKernel`` (from Triton's disk cache when there), not loaded."""
+    """The ``CompiledKernel`` (from Triton's disk cache when there), not loaded.
+
+    Processes compiling the same specialisation at once compile it once: the
+    first holds the binary's lock (:mod:`nt_triton.cache._locks`) while Triton
+    compiles and caches it; the others wait, then find it in Triton's cache.
+    """
     import triton
 
     options: dict[str, Any] = {"num_warps": num_warps, "num_stages": num_stages}
     if maxnreg is not None:
         options["maxnreg"] = maxnreg
-    return triton.compile(specialisation.source(function), target=target, options=options)
+    # What Triton's own cache key hashes: the function's source and dependencies
+    # (``cache_key``), the specialisation, the target and the options.
+    identity = getattr(function, "cache_key", function)
+    key = f"{identity}|{specialisation}|{target}|{sorted(options.items())}"
+    with _locks.held("binary", key):
+        return triton.compile(specialisation.source(function), target=target, options=options)
 
 
 def launcher_style(kernel: Any) -> str:

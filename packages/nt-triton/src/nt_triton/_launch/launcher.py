@@ -178,7 +178,7 @@ class FastLauncher:
             return tuning.Configuration(dict(call.prepared.meta), num_warps, num_stages)
         key = tuning_key(call.bound, self._positional)
         name = self.reads.device_name(call.device)
-        return kernel.tuner.choose(key, name, lambda: self._tuning_call(call))
+        return kernel.tuner.choose(key, name, lambda: self._tuning_call(call), self.reads.group)
 
     def _launch_of(
         self, bound: BoundCall, prepared: Any, device: int, configuration: tuning.Configuration

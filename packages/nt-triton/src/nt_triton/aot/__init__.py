@@ -10,14 +10,17 @@ run (``libcuda.so.1``, loaded at the first call).  The modules:
 * :mod:`._bridge` -- the one place it reads the rest of nt-triton: the
   public kernel description (:mod:`nt_triton.description`: the kernel's
   signature, grid, launch checks; compiling one specialisation);
-* :mod:`._variants` -- the specialisations a library holds of a kernel;
+* :mod:`._variants`, :mod:`._buckets` -- the specialisations a library holds
+  of a kernel (per power of two of whole-dimension tiles of run-time sizes);
 * :mod:`._compile` -- targets, and compiling in parallel worker processes;
-* :mod:`._cexpr`, :mod:`._launcher` -- the C launch function (host checks,
-  grid, choice of specialisation, launch), :file:`runtime.c` its support;
+* :mod:`._cexpr`, :mod:`._writer`, :mod:`._launcher`, :mod:`._aliasing`,
+  :mod:`._selection` -- the C launch function (host checks, memory written
+  tensors share, grid, choice of specialisation, launch), :file:`runtime.c`
+  its support;
 * :mod:`._sources`, :mod:`._cc`, :mod:`._library` -- headers and sources,
   the C compiler, a library's files;
-* :mod:`._dispatch`, :mod:`._timing` -- ``build``'s dispatcher and its
-  build-time tuning.
+* :mod:`._dispatch`, :mod:`._dispatcher`, :mod:`._timing` -- ``build``'s
+  dispatcher and its build-time tuning.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ class TritonBuilder:
             library=library,
             header=output_dir / f"{kernel_name}.h",
             source=unit,
-            built=tuple(f"{kernel_name} [{c.plan.variant.describe()}]" for c in kernel.compiled),
+            built=tuple(f"{kernel_name} [{c.plan.describe()}]" for c in kernel.compiled),
         )
 
     def build(
@@ -90,6 +93,20 @@ class TritonBuilder:
             output_dir=output_dir,
             target=target,
         )
+
+    def link(self, sources: Sequence[Path], library: Path, include: Sequence[Path] = ()) -> None:
+        """Compile C ``sources`` (units this builder wrote, and C that calls their launch
+        functions) with ``include`` and link them into ``library``: objects of units a
+        build compiled are reused (``.objects`` beside them)."""
+        from nt_triton.aot import _cc
+        from nt_triton.aot._dispatch import OBJECTS
+
+        objects = []
+        for directory in dict.fromkeys(source.parent for source in sources):
+            mine = [source for source in sources if source.parent == directory]
+            (directory / OBJECTS).mkdir(exist_ok=True)
+            objects += _cc.objects(mine, [directory, *include], directory / OBJECTS)
+        _cc.link(objects, library)
 
 
 @functools.cache

@@ -69,21 +69,37 @@ def _run(command: Sequence[str], what: str) -> None:
 
 
 def objects(sources: Sequence[Path], include: Sequence[Path], directory: Path) -> list[Path]:
-    """Compile ``sources`` into object files in ``directory``, in parallel."""
+    """Compile ``sources`` into object files in ``directory``, in parallel; an object
+    newer than its source and the headers beside it is reused."""
     command = compiler()
     includes = [f"-I{path}" for path in [*include, cuda_include()]]
     targets = [directory / (source.name + ".o") for source in sources]
 
     def one(pair: tuple[Path, Path]) -> None:
         source, target = pair
+        if _current(source, target):
+            return
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         _run(
-            [*command, *FLAGS, *includes, "-c", str(source), "-o", str(target)], f"on {source.name}"
+            [*command, *FLAGS, *includes, "-c", str(source), "-o", str(temporary)],
+            f"on {source.name}",
         )
+        os.replace(temporary, target)
 
     workers = max(1, min(len(sources), os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(workers) as executor:
         list(executor.map(one, zip(sources, targets)))
     return targets
+
+
+def _current(source: Path, target: Path) -> bool:
+    """Whether ``target`` was compiled after ``source`` and the headers beside it changed."""
+    try:
+        built = target.stat().st_mtime_ns
+    except OSError:
+        return False
+    inputs = [source, *source.parent.glob("*.h")]
+    return all(path.stat().st_mtime_ns < built for path in inputs)
 
 
 def link(objects: Sequence[Path], library: Path) -> None:

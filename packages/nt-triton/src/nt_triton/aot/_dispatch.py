@@ -3,18 +3,21 @@
 Each variant is a kernel of its own translation unit, ``<kernel_name>_<values>.c``
 with its header and launch function (as ``make`` writes one).  The
 dispatcher, ``launch_<kernel_name>`` in ``<kernel_name>.c``, takes the
-variants' tensors, then the key values as ``int``, and calls the variant of
-that key: for keys with several variants (tuned values), the fastest on
-representative inputs, timed at build time on every visible GPU
-(:mod:`._timing`; without a GPU, the first configuration).  The winners are
-compiled into the dispatcher (an immutable table: nothing to lock) and
-written beside the library, ``<kernel_name>.csv``.  A key no variant has is
-refused with a message listing the keys built.
+variants' tensors, then the key values as ``int``, and calls a variant of
+that key.  Variants of one key that serve different calls (other values of
+a constexpr scalar the call gives, other padded sizes: their
+:attr:`~ninetoothed.aot.BuildVariant.fixed`) are tried in turn: a variant
+refuses a call it was not compiled for with ``NINETOOTHED_ERROR_NO_VARIANT``
+before anything else.  Variants that serve the same calls compete: the
+fastest on representative inputs, timed at build time on every visible GPU
+(:mod:`._timing`; without a GPU, the first configuration), is compiled into
+the dispatcher (an immutable table: nothing to lock) and written beside the
+library, ``<kernel_name>.csv``.  A key no variant has is refused with a
+message listing the keys built.
 """
 
 from __future__ import annotations
 
-import csv
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -22,10 +25,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ninetoothed.aot import BuildVariant, CLibrary, CParameter
-from nt_triton.aot import _bridge, _cc, _compile, _library, _sources, _timing
-from nt_triton.aot._launcher import c_string
+from nt_triton.aot import _bridge, _cc, _compile, _library, _timing
+from nt_triton.aot._dispatcher import Group, dispatcher_source, write_winners
+from nt_triton.aot._variants import Fixed
 
-__all__ = ["build"]
+__all__ = ["OBJECTS", "build"]
+
+OBJECTS = ".objects"
+"""The directory, in ``output_dir``, of the compiled translation units."""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One variant with one configuration of its kernel's tuning space: one unit."""
+
+    variant: BuildVariant
+    description: _bridge.KernelDescription
+    configuration: int
 
 
 def build(
@@ -38,34 +54,38 @@ def build(
 ) -> CLibrary:
     """Compile, tune and link the library (see the module docstring)."""
     target_ = _compile.parse_target(target, "build")
-    descriptions = [_bridge.describe(variant.spec) for variant in variants]
-    names = _names(kernel_name, variants)
-    labels = [f"{kernel_name} ({variant.label})" for variant in variants]
-    kernels = _library.compile_kernels(descriptions, names, labels, target_)
+    # Without a GPU to time them on, only a variant's first configuration is compiled.
+    timed = _timing.device_count() > 0
+    entries = [
+        _Entry(variant, description, index)
+        for variant in variants
+        for index, description in enumerate(
+            _bridge.describe_configurations(variant.spec, variant.configurations if timed else 1)
+        )
+    ]
+    names = _names(kernel_name, entries)
+    labels = [f"{kernel_name} ({_label(entry)})" for entry in entries]
+    fixed = [_fixed(entry.variant) for entry in entries]
+    descriptions = [entry.description for entry in entries]
+    kernels = _library.compile_kernels(descriptions, names, labels, target_, fixed)
     origin = f"ninetoothed.build of {kernel_name!r}"
     units = [_library.write_kernel(k, output_dir, target_, origin) for k in kernels]
     parameters = _library.parameters(variants[0].spec) + tuple(
         CParameter(name, "key") for name in key_names
     )
+    groups = _groups(entries)
     library = output_dir / f"{kernel_name}.so"
     _library.copy_header(output_dir)
-    with tempfile.TemporaryDirectory(prefix="ninetoothed-objects-") as directory:
-        objects = _cc.objects(units, [output_dir], Path(directory))
-        parts = _Parts(
-            kernel_name,
-            names,
-            variants,
-            parameters,
-            _groups(variants),
-            output_dir,
-            objects,
-            Path(directory),
-        )
-        winners, times = _winners(parts)
+    # Objects stay beside the sources (reused while current: a library of libraries
+    # links them again); the timing library gets a path of its own.
+    objects_dir = output_dir / OBJECTS
+    objects_dir.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ninetoothed-tuning-") as directory:
+        objects = _cc.objects(units, [output_dir], objects_dir)
+        parts = _Parts(kernel_name, names, parameters, groups, output_dir, objects, objects_dir)
+        winners, times = _winners(parts, entries, Path(directory))
         dispatcher = parts.link(winners, library)
-    _write_winners(
-        output_dir / f"{kernel_name}.csv", key_names, parts.groups, winners, times, variants
-    )
+    write_winners(output_dir / f"{kernel_name}.csv", key_names, groups, winners, times)
     return CLibrary(
         kernel_name=kernel_name,
         function=f"launch_{kernel_name}",
@@ -77,40 +97,95 @@ def build(
     )
 
 
+def _label(entry: _Entry) -> str:
+    """How messages name one entry: its variant, and its configuration if several."""
+    configuration = _configuration(entry)
+    return f"{entry.variant.label}; {configuration}" if configuration else entry.variant.label
+
+
+def _configuration(entry: _Entry) -> str:
+    """The entry's configuration of its kernel's tuning space, where several are timed."""
+    if entry.variant.configurations <= 1:
+        return ""
+    description = entry.description
+    meta = [f"{n}={v}" for n, v in sorted(description.meta.items())]
+    meta += [f"num_warps={description.num_warps}", f"num_stages={description.num_stages}"]
+    return ", ".join(meta + ([f"maxnreg={description.maxnreg}"] if description.maxnreg else []))
+
+
+def _launched(entry: _Entry) -> str:
+    """How the CSV names what an entry launches: its tuned values."""
+    tuned = [f"{n}={v!r}" for n, v in entry.variant.meta]
+    tuned += [_configuration(entry)] if _configuration(entry) else []
+    return ", ".join(tuned) or entry.variant.label
+
+
+def _fixed(variant: BuildVariant) -> Fixed:
+    """What ``variant`` fixes of the calls it serves, as the compiler takes it."""
+    sizes = {_bridge.size_name(parameter, dim): size for parameter, dim, size in variant.sizes}
+    return Fixed(dict(variant.constants), sizes)
+
+
+def _groups(entries: Sequence[_Entry]) -> list[Group]:
+    """The entries that serve the same calls (same key and fixed values), in order."""
+    found: dict[tuple[object, ...], Group] = {}
+    for index, entry in enumerate(entries):
+        variant = entry.variant
+        group = found.setdefault(
+            (variant.key, variant.fixed),
+            Group(
+                variant.key,
+                variant.key_label,
+                _serves(variant),
+                variant.spec,
+                _timing_sizes(variant),
+            ),
+        )
+        group.members.append(index)
+        group.labels.append(_launched(entry))
+    return list(found.values())
+
+
+def _serves(variant: BuildVariant) -> str:
+    """What a group serves beyond its key, as the CSV and messages say it."""
+    constants = [f"{name}={value!r}" for name, value in variant.constants]
+    sizes = [f"{parameter}.shape[{dim}]={size}" for parameter, dim, size in variant.sizes]
+    return ", ".join(constants + sizes)
+
+
+def _timing_sizes(variant: BuildVariant) -> dict[tuple[str, int], int]:
+    return {(parameter, dim): size for parameter, dim, size in variant.sizes}
+
+
 @dataclass(frozen=True)
 class _Parts:
     """What linking a dispatcher over the compiled variants needs."""
 
     kernel_name: str
     names: Sequence[str]
-    variants: Sequence[BuildVariant]
     parameters: Sequence[CParameter]
-    groups: dict[tuple[int | None, ...], list[int]]
+    groups: Sequence[Group]
     output_dir: Path
     objects: Sequence[Path]
     directory: Path
 
     def link(self, winners: Sequence[int], library: Path) -> Path:
         """Write the dispatcher launching ``winners``, link ``library``; the dispatcher's path."""
-        dispatcher = _dispatcher(
-            self.kernel_name,
-            self.names,
-            self.variants,
-            self.parameters,
-            self.groups,
-            winners,
-            self.output_dir,
+        dispatcher = dispatcher_source(
+            self.kernel_name, self.names, self.parameters, self.groups, winners, self.output_dir
         )
         (dispatcher_object,) = _cc.objects([dispatcher], [self.output_dir], self.directory)
         _cc.link([*self.objects, dispatcher_object], library)
         return dispatcher
 
 
-def _winners(parts: _Parts) -> tuple[list[int], list[float | None]]:
-    """Each key's variant to launch (timed on the GPUs when there are several), and its time."""
-    winners = [members[0] for members in parts.groups.values()]
+def _winners(
+    parts: _Parts, entries: Sequence[_Entry], directory: Path
+) -> tuple[list[int], list[float | None]]:
+    """Each group's entry to launch (timed on the GPUs when it has several), and its time."""
+    winners = [group.members[0] for group in parts.groups]
     times: list[float | None] = [None] * len(winners)
-    if all(len(members) == 1 for members in parts.groups.values()):
+    if all(len(group.members) == 1 for group in parts.groups):
         return winners, times
     devices = _timing.device_count()
     if not devices:
@@ -121,17 +196,21 @@ def _winners(parts: _Parts) -> tuple[list[int], list[float | None]]:
         )
         return winners, times
     # Timed from a library of its own: a process holds one library per path.
-    tuning = parts.directory / f"{parts.kernel_name}.tuning.so"
+    tuning = directory / f"{parts.kernel_name}.tuning.so"
     parts.link(winners, tuning)
-    return _tune(tuning, parts.variants, parts.names, parts.groups, devices)
+    return _tune(tuning, parts, entries, devices)
 
 
-def _names(kernel_name: str, variants: Sequence[BuildVariant]) -> list[str]:
-    """Each variant's file stem: the kernel's name and its values, unique."""
+def _names(kernel_name: str, entries: Sequence[_Entry]) -> list[str]:
+    """Each entry's file stem: the kernel's name and its values, unique."""
     names: list[str] = []
-    for index, variant in enumerate(variants):
+    for index, entry in enumerate(entries):
+        variant = entry.variant
         values = [*variant.key, *(_number(v) for _, v in variant.meta)]
+        values += [_number(v) for _, v in variant.constants]
+        values += [size for _, _, size in variant.sizes]
         suffix = "_".join("x" if v is None else (str(v) if v >= 0 else f"m{-v}") for v in values)
+        suffix += f"_c{entry.configuration}" if entry.configuration else ""
         name = f"{kernel_name}_{suffix}" if suffix else f"{kernel_name}_{index}"
         names.append(name if name not in names else f"{name}_{index}")
     return names
@@ -146,95 +225,26 @@ def _number(value: object) -> int | None:
         return None
 
 
-def _groups(variants: Sequence[BuildVariant]) -> dict[tuple[int | None, ...], list[int]]:
-    """The variants of each key, in order."""
-    groups: dict[tuple[int | None, ...], list[int]] = {}
-    for index, variant in enumerate(variants):
-        groups.setdefault(variant.key, []).append(index)
-    return groups
-
-
 def _tune(
-    library: Path,
-    variants: Sequence[BuildVariant],
-    names: Sequence[str],
-    groups: dict[tuple[int | None, ...], list[int]],
-    devices: int,
+    library: Path, parts: _Parts, entries: Sequence[_Entry], devices: int
 ) -> tuple[list[int], list[float | None]]:
-    """The fastest variant of each key, and its time."""
+    """The fastest entry of each group, and its time."""
     import ctypes
 
     handle = ctypes.CDLL(str(library))
-    members = list(groups.values())
     timing = [
-        _timing.Group(variants[m[0]].spec, tuple(f"launch_{names[i]}" for i in m)) for m in members
+        _timing.Group(
+            group.spec,
+            tuple(f"launch_{parts.names[i]}" for i in group.members),
+            group.sizes,
+            dict(entries[group.members[0]].variant.constants),
+        )
+        for group in parts.groups
     ]
     times = _timing.time_groups(handle, timing, devices)
     winners, best = [], []
-    for group, measured in zip(members, times):
-        fastest = min(range(len(group)), key=lambda i: measured[i])
-        winners.append(group[fastest])
+    for group, measured in zip(parts.groups, times):
+        fastest = min(range(len(group.members)), key=lambda i: measured[i])
+        winners.append(group.members[fastest])
         best.append(measured[fastest] if measured[fastest] != float("inf") else None)
     return winners, best
-
-
-def _dispatcher(
-    kernel_name: str,
-    names: Sequence[str],
-    variants: Sequence[BuildVariant],
-    parameters: Sequence[CParameter],
-    groups: dict[tuple[int | None, ...], list[int]],
-    winners: Sequence[int],
-    output_dir: Path,
-) -> Path:
-    """Write the dispatcher's header and translation unit; returns the unit."""
-    function = f"launch_{kernel_name}"
-    origin = f"ninetoothed.build of {kernel_name!r}"
-    header = _sources.header(kernel_name, function, parameters, origin)
-    (output_dir / f"{kernel_name}.h").write_text(header)
-    keys = [p for p in parameters if p.kind == "key"]
-    tensors = [p.name for p in parameters if p.kind != "key"]
-    lines = [f"static const char nt_kernel[] = {c_string(kernel_name)};"]
-    built = "; ".join(dict.fromkeys(v.key_label for v in variants))
-    lines.append(f"static const char nt_built[] = {c_string(built)};")
-    declarations = ", ".join(
-        ["NineToothedStream stream"]
-        + [f"{'int' if p.kind == 'key' else 'NineToothedTensor'} {p.name}" for p in parameters]
-    )
-    lines.append(f"NineToothedResult {function}({declarations}) {{")
-    call = ", ".join(["stream", *tensors])
-    for key, winner in zip(groups, winners):
-        condition = " && ".join(f"{p.name} == {v}" for p, v in zip(keys, key) if v is not None)
-        lines.append(f"    if ({condition or '1'}) return launch_{names[winner]}({call});")
-    values = ", ".join(f"{p.name}=%d" for p in keys)
-    message = c_string(f"%s: no variant was built for {values}; built: %s")
-    arguments = "".join(f", {p.name}" for p in keys)
-    failure = f"nt_fail(NINETOOTHED_ERROR_NO_VARIANT, {message}, nt_kernel{arguments}, nt_built)"
-    lines.append(f"    return {failure};")
-    lines.append("}")
-    includes = "\n".join(f'#include "{name}.h"' for name in dict.fromkeys(names))
-    body = includes + "\n\n" + "\n".join(lines) + "\n"
-    unit = _sources.translation_unit(f"{kernel_name}.h", 1, body, origin)
-    path = output_dir / f"{kernel_name}.c"
-    path.write_text(unit)
-    return path
-
-
-def _write_winners(
-    path: Path,
-    key_names: Sequence[str],
-    groups: dict[tuple[int | None, ...], list[int]],
-    winners: Sequence[int],
-    times: Sequence[float | None],
-    variants: Sequence[BuildVariant],
-) -> None:
-    """``<kernel_name>.csv``: per key, the variant launched, its tuned values and time."""
-    with path.open("w", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow([*key_names, "launched", "milliseconds", "candidates"])
-        for key, winner, time in zip(groups, winners, times):
-            variant = variants[winner]
-            launched = ", ".join(f"{n}={v!r}" for n, v in variant.meta) or variant.label
-            shown = "" if time is None else f"{time:.6f}"
-            row = ["" if v is None else v for v in key]
-            writer.writerow([*row, launched, shown, len(groups[key])])

@@ -17,7 +17,8 @@ from pathlib import Path
 from ninetoothed.aot import HEADER_PATH, CParameter
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton.aot import _bridge, _cc, _compile, _sources, _variants
-from nt_triton.aot._launcher import Compiled, c_names, launcher_source
+from nt_triton.aot._launcher import launcher_source
+from nt_triton.aot._writer import Compiled, c_names
 
 __all__ = ["Kernel", "compile_kernels", "copy_header", "finish", "parameters", "write_kernel"]
 
@@ -32,6 +33,8 @@ class Kernel:
     """Its files' stem and launch function's suffix (``launch_<name>``)."""
     label: str
     """How its messages name it."""
+    fixed: _variants.Fixed
+    """What the library fixes of the calls it serves (values of constexprs the call gives)."""
 
 
 def parameters(spec: KernelSpec) -> tuple[CParameter, ...]:
@@ -42,7 +45,7 @@ def parameters(spec: KernelSpec) -> tuple[CParameter, ...]:
         dtype = source.dtype.name if source.dtype is not None else ""
         if not parameter.is_scalar:
             result.append(CParameter(name, "tensor", ndim=source.ndim, dtype=dtype))
-        elif source.constexpr:
+        elif source.constexpr and source.value is not None:
             result.append(CParameter(name, "constant"))
         else:
             ctype = _variants.scalar_types(source.dtype)[1]
@@ -55,23 +58,26 @@ def compile_kernels(
     names: Sequence[str],
     labels: Sequence[str],
     target: _compile.Target,
+    fixed: Sequence[_variants.Fixed] | None = None,
 ) -> list[Kernel]:
-    """Every specialisation of every kernel, compiled in one go."""
+    """Every specialisation of every kernel, compiled in one go (``fixed``: per kernel,
+    what it fixes of the calls it serves)."""
     jobs, in_process, job_labels, owners = [], [], [], []
-    plans = [_variants.plans(description) for description in descriptions]
+    fixed = list(fixed) if fixed is not None else [_variants.Fixed() for _ in descriptions]
+    plans = [_variants.plans(d, f) for d, f in zip(descriptions, fixed)]
     for index, (description, kernel_plans) in enumerate(zip(descriptions, plans)):
         function = description.function() if description.injected else None
         for plan in kernel_plans:
             jobs.append(_bridge.compile_job(description, plan.specialisation, target))
             in_process.append(function)
-            job_labels.append(f"{labels[index]} [{plan.variant.describe()}]")
+            job_labels.append(f"{labels[index]} [{plan.describe()}]")
             owners.append(index)
     binaries = _compile.compile_all(jobs, in_process, job_labels, target)
     kernels = []
     for index, (description, kernel_plans) in enumerate(zip(descriptions, plans)):
         mine = [binary for binary, owner in zip(binaries, owners) if owner == index]
         compiled = tuple(Compiled(plan, binary) for plan, binary in zip(kernel_plans, mine))
-        kernels.append(Kernel(description, compiled, names[index], labels[index]))
+        kernels.append(Kernel(description, compiled, names[index], labels[index], fixed[index]))
     return kernels
 
 
@@ -87,6 +93,7 @@ def write_kernel(kernel: Kernel, output_dir: Path, target: _compile.Target, orig
         function=function,
         label=kernel.label,
         target=_compile.target_name(target),
+        given=_variants.compiled_in(kernel.description, kernel.fixed),
     )
     unit = _sources.translation_unit(f"{kernel.name}.h", len(kernel.compiled), body, origin)
     path = output_dir / f"{kernel.name}.c"

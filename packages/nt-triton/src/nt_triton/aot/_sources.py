@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ninetoothed.aot import CParameter
+from ninetoothed.runtime.aliasing import EXACT_LIMIT
+from nt_triton.aot._aliasing import MAX_DIMS
 from nt_triton.aot._bridge import INDEX_LIMIT, INT32_LIMIT
 
 __all__ = ["header", "translation_unit"]
@@ -83,6 +85,8 @@ def translation_unit(header_name: str, variant_count: int, body: str, origin: st
             f"#define NT_VARIANT_COUNT {variant_count}",
             f"#define NT_INT32_LIMIT {INT32_LIMIT}",
             f"#define NT_INDEX_LIMIT {INDEX_LIMIT}",
+            f"#define NT_EXACT_LIMIT {EXACT_LIMIT}",
+            f"#define NT_MAX_DIMS {MAX_DIMS}",
             "#include <cuda.h>",
             f'#include "{header_name}"',
             "",

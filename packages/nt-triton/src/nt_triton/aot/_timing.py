@@ -16,8 +16,8 @@ import ctypes
 import math
 import os
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.aot import NineToothedTensor
@@ -51,10 +51,15 @@ _BYTES = {
 
 @dataclass(frozen=True)
 class Group:
-    """The variants of one key: a spec (their common parameters) and launch functions."""
+    """Variants that serve the same calls: a spec (their common parameters), launch
+    functions, and what those calls are given where a variant fixes it."""
 
     spec: KernelSpec
     functions: tuple[str, ...]
+    sizes: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    """Sizes ``(parameter, dim)`` the variants were compiled for (padded alike)."""
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    """Values of constexpr scalars the call gives, by name."""
 
 
 def _driver() -> Any:
@@ -75,10 +80,12 @@ def device_count() -> int:
     return count.value if driver.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
 
 
-def _shape(parameter: Any) -> tuple[int, ...]:
+def _shape(parameter: Any, given: Mapping[tuple[str, int], int]) -> tuple[int, ...]:
     sizes = []
-    for size in parameter.source.shape:
-        if isinstance(size, Symbol):
+    for dim, size in enumerate(parameter.source.shape):
+        if (parameter.name, dim) in given:
+            sizes.append(given[parameter.name, dim])
+        elif isinstance(size, Symbol):
             bound = size.upper_bound
             sizes.append(min(PRESET_SIZE, bound) if bound is not None else PRESET_SIZE)
         else:
@@ -94,19 +101,22 @@ def _check(result: int, what: str) -> None:
 class _Arguments:
     """Representative arguments of a spec, allocated in the current context."""
 
-    def __init__(self, driver: Any, spec: KernelSpec) -> None:
+    def __init__(self, driver: Any, group: Group) -> None:
         self.driver = driver
         self.pointers: list[ctypes.c_uint64] = []
         self.values: list[Any] = []
-        for parameter in spec.parameters:
+        for parameter in group.spec.parameters:
             if parameter.is_scalar:
                 dtype = parameter.source.dtype
                 is_float = not isinstance(dtype, DataType) or dtype.name.startswith(("float", "bf"))
-                value: Any = ctypes.c_double(1.0) if is_float else ctypes.c_int64(1)
+                given = group.constants.get(parameter.name, 1)
+                value: Any = (
+                    ctypes.c_double(float(given)) if is_float else ctypes.c_int64(int(given))
+                )
                 self.values.append(NineToothedTensor(ctypes.addressof(value), None, None))
                 self.pointers.append(value)  # kept alive
                 continue
-            shape = _shape(parameter)
+            shape = _shape(parameter, group.sizes)
             dtype = DataType(parameter.source.dtype).name
             count = max(1, math.prod(shape)) * _BYTES.get(dtype, 4)
             pointer = ctypes.c_uint64(0)
@@ -184,7 +194,7 @@ def _time_on(
     )
     _check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
     for index, group in groups.items():
-        arguments = _Arguments(driver, group.spec)
+        arguments = _Arguments(driver, group)
         try:
             launches = [getattr(library, name) for name in group.functions]
             results[index] = [_milliseconds(driver, f, arguments.values) for f in launches]

@@ -26,12 +26,14 @@ options.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ninetoothed.arrangement.dtype import DataType, triton_type_name
-from ninetoothed.arrangement.symbol import next_power_of_two
+from ninetoothed.arrangement.symbol import Symbol, evaluate, next_power_of_two
 from ninetoothed.errors import CodegenError
+from nt_triton.aot import _buckets
 from nt_triton.aot._bridge import (
     KernelDescription,
     KernelParameter,
@@ -40,7 +42,7 @@ from nt_triton.aot._bridge import (
     specialisation,
 )
 
-__all__ = ["CHAIN", "Variant", "Plan", "plans", "scalar_types"]
+__all__ = ["CHAIN", "Fixed", "Plan", "Variant", "compiled_in", "plans", "scalar_types"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,25 @@ class Plan:
     """The parameters the compiled kernel takes, in order (constexprs are compiled in)."""
     constants: dict[str, Any]
     """The compiled-in value of every constexpr parameter, by name."""
+    padded: dict[str, int] = field(default_factory=dict)
+    """The values of the padded sizes that depend on the call's sizes (:mod:`._buckets`):
+    the specialisation serves only calls whose sizes pad to these."""
+
+    def describe(self) -> str:
+        """What messages print: the variant's facts and its padded sizes."""
+        padded = "".join(f", {name}={value}" for name, value in self.padded.items())
+        return self.variant.describe() + padded
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """What one variant of a library fixes of the calls it serves."""
+
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    """Values of the constexpr symbols and scalars a call gives, by name, compiled in."""
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    """Sizes by kernel name: a size declared constexpr is compiled in as it is, a run-time
+    one stands for the power of two it pads to."""
 
 
 def scalar_types(dtype: Any) -> tuple[str, str]:
@@ -124,8 +145,34 @@ _SCALARS = {
 }
 
 
-def plans(description: KernelDescription) -> list[Plan]:
-    """The kernel's specialisations, most specific first (the last serves every call)."""
+def plans(description: KernelDescription, fixed: Fixed | None = None) -> list[Plan]:
+    """The kernel's specialisations, most specific first: per combination of padded
+    sizes (:mod:`._buckets`), a chain whose last serves every call of those."""
+    fixed = fixed or Fixed()
+    given = compiled_in(description, fixed)
+    result = []
+    for padded in _buckets.combinations(description, fixed.sizes, given):
+        result += _chain(description, padded, given)
+    return result
+
+
+def compiled_in(description: KernelDescription, fixed: Fixed) -> dict[str, Any]:
+    """The values ``fixed`` compiles in: the constexprs the call gives, and the sizes the
+    kernel takes as constexprs (the launcher checks a call's against them)."""
+    exact = {
+        name: size
+        for name, size in fixed.sizes.items()
+        if (parameter := description.signature.by_name.get(name)) is not None
+        and parameter.kind is ParameterKind.SIZE
+        and parameter.constexpr
+    }
+    return {**fixed.constants, **exact}
+
+
+def _chain(
+    description: KernelDescription, padded: dict[str, int], constants: Mapping[str, Any]
+) -> list[Plan]:
+    """The chain of specialisations for one combination of padded sizes."""
     signature = description.signature
     relevant = {
         "layout": bool(signature.of_kind(ParameterKind.LAYOUT_FLAG)),
@@ -141,7 +188,7 @@ def plans(description: KernelDescription) -> list[Plan]:
         variant = replace(variant, **{k: getattr(variant, k) and v for k, v in relevant.items()})
         if variant not in chain:
             chain.append(variant)
-    result = [_plan(description, variant) for variant in chain]
+    result = [_plan(description, variant, padded, constants) for variant in chain]
     return [plan for plan in result if not _covered(description, plan, result)]
 
 
@@ -176,8 +223,14 @@ def _innermost_strides(description: KernelDescription) -> set[str]:
     }
 
 
-def _plan(description: KernelDescription, variant: Variant) -> Plan:
-    """How ``variant`` is compiled: each parameter's type or constant value."""
+def _plan(
+    description: KernelDescription,
+    variant: Variant,
+    padded: dict[str, int],
+    given: Mapping[str, Any],
+) -> Plan:
+    """How ``variant`` is compiled: each parameter's type or constant value (``padded``
+    and ``given``: the values of padded sizes and of constexprs the call gives)."""
     spec = description.spec
     tensors = spec.tensor_parameters
     scalars = {p.name: p for p in spec.scalar_parameters}
@@ -192,7 +245,8 @@ def _plan(description: KernelDescription, variant: Variant) -> Plan:
         if parameter.constexpr or (
             kind is ParameterKind.STRIDE and variant.unit and name in innermost
         ):
-            constants[name] = _constant(description, variant, parameter, scalars)
+            known = {**given, **padded}
+            constants[name] = _constant(description, variant, parameter, scalars, known)
             types.append((name, "constexpr"))
             continue
         if kind is ParameterKind.POINTER:
@@ -213,7 +267,8 @@ def _plan(description: KernelDescription, variant: Variant) -> Plan:
                 "time, which a C library's launch function has no place for"
             )
         passed.append(parameter)
-    return Plan(variant, specialisation(types, constants, divisible), tuple(passed), constants)
+    compiled = specialisation(types, constants, divisible)
+    return Plan(variant, compiled, tuple(passed), constants, dict(padded))
 
 
 def _constant(
@@ -221,9 +276,13 @@ def _constant(
     variant: Variant,
     parameter: KernelParameter,
     scalars: dict[str, Any],
+    known: Mapping[str, Any],
 ) -> Any:
-    """The value ``variant`` compiles in for a constexpr parameter."""
+    """The value ``variant`` compiles in for a constexpr parameter (``known``: the values
+    of padded sizes and of constexprs the call gives, fixed for this library)."""
     name, kind = parameter.name, parameter.kind
+    if name in known:
+        return known[name]
     if kind is ParameterKind.STRIDE:
         return 1
     if kind is ParameterKind.INT64_FLAG:
@@ -235,10 +294,22 @@ def _constant(
         return max(tiles) if variant.tiles and tiles else 1
     if kind is ParameterKind.META:
         return description.meta[name]
-    if kind is ParameterKind.SCALAR:
+    if kind is ParameterKind.SCALAR and scalars[name].source.value is not None:
         return scalars[name].source.value
-    if kind is ParameterKind.PADDED_SIZE and isinstance(parameter.expression, int):
-        return next_power_of_two(parameter.expression)
+    if kind in (ParameterKind.SCALAR, ParameterKind.SYMBOL):
+        raise CodegenError(
+            f"{description.spec.name}: {name!r} is a constexpr the call gives, but the library "
+            "was given no value to compile it for"
+        )
+    expression = parameter.expression
+    if kind is ParameterKind.PADDED_SIZE and isinstance(expression, int):
+        return next_power_of_two(expression)
+    if (
+        kind is ParameterKind.PADDED_SIZE
+        and isinstance(expression, Symbol)
+        and set(expression.names()) <= known.keys()
+    ):
+        return next_power_of_two(int(evaluate(expression, dict(known))))
     raise CodegenError(
         f"{description.spec.label}: {name!r} ({kind.value}) depends on sizes known only at run "
         "time (a tile as large as a dimension of run-time size is padded per call); a C "

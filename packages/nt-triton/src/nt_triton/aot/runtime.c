@@ -92,6 +92,13 @@ static NT_UNUSED int64_t nt_alignment(int64_t size, int64_t cap) {
     return low < cap ? low : cap;
 }
 
+/* The smallest power of two at least value (1 for 0 or 1), as the host pads a tile. */
+static NT_UNUSED int64_t nt_next_power_of_two(int64_t value) {
+    int64_t result = 1;
+    while (result < value && result < ((int64_t)1 << 62)) result <<= 1;
+    return result;
+}
+
 static NT_UNUSED int nt_fits_int32(int64_t value) {
     return value >= INT32_MIN && value <= INT32_MAX;
 }
@@ -136,6 +143,123 @@ static NT_UNUSED const char *nt_shapes(char *buffer, size_t size, const NineToot
                                  nt_tuple(text, sizeof text, shape, ndim));
     }
     return buffer;
+}
+
+/* ---- memory that arguments share (ninetoothed.runtime.aliasing, in C) ----------
+ *
+ * The generated launcher refuses the calls the just-in-time host refuses: a
+ * written tensor overlapping itself, or sharing memory with another argument
+ * (except one view given for a written and a read parameter where the
+ * arrangement allows it).  Offsets are computed in 128 bits, capped far above
+ * any address, so that no size or stride overflows. */
+
+#define NT_REACH_CAP ((__int128)1 << 100)
+
+typedef struct {
+    __int128 low, high;
+} nt_span_t;
+
+static NT_UNUSED __int128 nt_capped(__int128 value) {
+    return value > NT_REACH_CAP ? NT_REACH_CAP : value < -NT_REACH_CAP ? -NT_REACH_CAP : value;
+}
+
+/* The addresses a tensor's elements cover, [low, high); {0, 0} (overlapping nothing)
+   for one without a buffer or without elements. */
+static NT_UNUSED nt_span_t nt_span(const void *data, const int64_t *sizes, const int64_t *strides,
+                                   int ndim, int itemsize) {
+    nt_span_t span = {0, 0};
+    __int128 low = 0, high = 0;
+    for (int d = 0; d < ndim; ++d) {
+        if (sizes[d] == 0) return span;
+        __int128 reach = nt_capped((__int128)(sizes[d] - 1) * strides[d]);
+        if (reach < 0)
+            low = nt_capped(low + reach);
+        else
+            high = nt_capped(high + reach);
+    }
+    if (data == NULL) return span;
+    span.low = (__int128)(uintptr_t)data + low * itemsize;
+    span.high = (__int128)(uintptr_t)data + (high + 1) * itemsize;
+    return span;
+}
+
+static NT_UNUSED int nt_spans_meet(nt_span_t first, nt_span_t second) {
+    return first.low < second.high && second.low < first.high;
+}
+
+/* Whether two tensors have one layout (pointers aside). */
+static NT_UNUSED int nt_same_layout(const int64_t *sizes, const int64_t *strides,
+                                    const int64_t *other_sizes, const int64_t *other_strides,
+                                    int ndim) {
+    for (int d = 0; d < ndim; ++d)
+        if (sizes[d] != other_sizes[d] || strides[d] != other_strides[d]) return 0;
+    return 1;
+}
+
+static NT_UNUSED int nt_stride_zero(const int64_t *sizes, const int64_t *strides, int ndim) {
+    for (int d = 0; d < ndim; ++d)
+        if (strides[d] == 0 && sizes[d] > 1) return 1;
+    return 0;
+}
+
+static int nt_compare_offsets(const void *a, const void *b) {
+    __int128 x = *(const __int128 *)a, y = *(const __int128 *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the offsets of count (stride, size) dimensions repeat, counted one by one
+   (at most NT_EXACT_LIMIT elements; a larger layout counts as overlapping). */
+static int nt_counted_overlap(const __int128 *strides, const int64_t *sizes, int count) {
+    int64_t total = 1;
+    for (int i = 0; i < count; ++i) {
+        if (sizes[i] > NT_EXACT_LIMIT) return 1;
+        total *= sizes[i];
+        if (total > NT_EXACT_LIMIT) return 1;
+    }
+    __int128 *offsets = (__int128 *)malloc((size_t)total * sizeof *offsets);
+    if (offsets == NULL) return 1;
+    int64_t filled = 1;
+    offsets[0] = 0;
+    for (int i = 0; i < count; ++i) {
+        for (int64_t k = 1; k < sizes[i]; ++k)
+            for (int64_t j = 0; j < filled; ++j) offsets[k * filled + j] = offsets[j] + k * strides[i];
+        filled *= sizes[i];
+    }
+    qsort(offsets, (size_t)total, sizeof *offsets, nt_compare_offsets);
+    int repeated = 0;
+    for (int64_t j = 1; j < total && !repeated; ++j) repeated = offsets[j] == offsets[j - 1];
+    free(offsets);
+    return repeated;
+}
+
+/* Whether two indices of a tensor reach one element: sorted by stride, each
+   dimension's stride must exceed the span of those below it; where strides
+   interleave, the offsets are counted. */
+static NT_UNUSED int nt_overlaps_itself(const int64_t *sizes, const int64_t *strides, int ndim) {
+    __int128 sorted_strides[NT_MAX_DIMS];
+    int64_t sorted_sizes[NT_MAX_DIMS];
+    int count = 0;
+    for (int d = 0; d < ndim; ++d) {
+        if (sizes[d] == 0) return 0;
+        if (sizes[d] == 1) continue;
+        __int128 stride = strides[d] < 0 ? -(__int128)strides[d] : (__int128)strides[d];
+        int i = count++;
+        for (; i > 0 && (sorted_strides[i - 1] > stride ||
+                         (sorted_strides[i - 1] == stride && sorted_sizes[i - 1] > sizes[d]));
+             --i) {
+            sorted_strides[i] = sorted_strides[i - 1];
+            sorted_sizes[i] = sorted_sizes[i - 1];
+        }
+        sorted_strides[i] = stride;
+        sorted_sizes[i] = sizes[d];
+    }
+    __int128 reach = 0;
+    for (int i = 0; i < count; ++i) {
+        if (sorted_strides[i] <= reach)
+            return sorted_strides[i] == 0 || nt_counted_overlap(sorted_strides, sorted_sizes, count);
+        reach = nt_capped(reach + (__int128)(sorted_sizes[i] - 1) * sorted_strides[i]);
+    }
+    return 0;
 }
 
 /* ---- the CUDA driver ---------------------------------------------------------- */

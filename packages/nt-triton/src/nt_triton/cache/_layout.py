@@ -2,10 +2,13 @@
 
 The root is :func:`nt_triton.knobs.cache_dir` (``NINETOOTHED_CACHE_DIR``,
 else ``$XDG_CACHE_HOME/ninetoothed``, else ``~/.cache/ninetoothed``).  When the
-default root cannot be written (no home directory, a read-only one),
-everything goes to a per-user temporary directory instead, with a warning; a
-root named by ``NINETOOTHED_CACHE_DIR`` that cannot be written is an error
-naming it.  Each kind of entry has its place under the root
+default root cannot be created (no home directory, a file in the way), everything
+goes to a per-user temporary directory instead, with a warning; a root named
+by ``NINETOOTHED_CACHE_DIR`` that cannot be created is an error naming it.  A
+root that exists but cannot be written (a cache pre-populated in a container
+image, mounted read-only) is used as it is: read, never written (:func:`writable`
+says so; new sources go to :func:`spill`, new index entries and tuning results
+stay in memory).  Each kind of entry has its place under the root
 (:data:`PLACES`); every file is written through a temporary file and an
 atomic rename, so concurrent processes never see a half-written one, and
 read only if it is a regular file (:func:`read_file`: a FIFO left where an
@@ -25,19 +28,32 @@ from pathlib import Path
 from ninetoothed.errors import CodegenError
 from nt_triton import knobs
 
-__all__ = ["PLACES", "NotAFile", "directory", "read_file", "root", "write_atomically"]
+__all__ = [
+    "PLACES",
+    "NotAFile",
+    "directory",
+    "read_file",
+    "root",
+    "spill",
+    "writable",
+    "write_atomically",
+]
 
 PLACES = {"sources": "", "index": "index", "tuning": "tuning"}
 """Each kind's folder under the root (sources lie in the root itself)."""
 
 
 def root() -> Path:
-    """The cache's root, created if needed: the configured one, or the fallback."""
+    """The cache's root, created if needed: the configured one (perhaps read-only), or
+    the fallback."""
+    configured = None
     try:
         configured = knobs.cache_dir()
         _make_writable_directory(configured)
         return configured
     except (OSError, RuntimeError) as error:  # RuntimeError: no home directory at all
+        if configured is not None and _readable_directory(configured):
+            return configured  # read-only and pre-populated: read, never written
         if knobs.cache_dir_is_configured():
             raise CodegenError(
                 f"NINETOOTHED_CACHE_DIR={os.environ['NINETOOTHED_CACHE_DIR']!r} cannot hold "
@@ -51,6 +67,17 @@ def directory(kind: str, under: Path | None = None) -> Path:
     """The folder of ``kind`` (one of :data:`PLACES`) under ``under`` (default: :func:`root`);
     not created."""
     return (under or root()) / PLACES[kind]
+
+
+def writable(path: Path) -> bool:
+    """Whether files can be created in the folder ``path`` (False for a read-only root)."""
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def spill() -> Path:
+    """Where new files go while the root is read-only: the per-user temporary folder
+    (warns once: what the image lacks is generated again in every container)."""
+    return _fallback(f"{root()} is read-only", "is read as it is; new sources go to")
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -97,7 +124,12 @@ def _make_writable_directory(path: Path) -> None:
         raise PermissionError(f"{path} is not writable")
 
 
-def _fallback(reason: str) -> Path:
+def _readable_directory(path: Path) -> bool:
+    """Whether ``path`` is a folder whose files can be listed and read."""
+    return path.is_dir() and os.access(path, os.R_OK | os.X_OK)
+
+
+def _fallback(reason: str, doing: str = "cannot be written; generated sources go to") -> Path:
     """The per-user temporary cache directory, created private; warns once per reason."""
     owner = os.getuid() if hasattr(os, "getuid") else os.getlogin()
     path = Path(tempfile.gettempdir()) / f"ninetoothed-{owner}"
@@ -114,14 +146,14 @@ def _fallback(reason: str) -> Path:
             f"no writable directory for generated sources ({reason}), and the fallback {path} "
             "is not a directory of this user's; set NINETOOTHED_CACHE_DIR to a writable directory"
         )
-    _warn_fallback(reason, str(path))
+    _warn_fallback(reason, str(path), doing)
     return path
 
 
 @functools.cache
-def _warn_fallback(reason: str, path: str) -> None:
+def _warn_fallback(reason: str, path: str, doing: str) -> None:
     warnings.warn(
-        f"NineToothed cannot write its cache directory ({reason}); generated sources go to "
+        f"NineToothed's cache directory ({reason}) {doing} "
         f"{path} instead (set NINETOOTHED_CACHE_DIR to choose)",
         RuntimeWarning,
         stacklevel=4,

@@ -95,6 +95,8 @@ class Loaded:
     entry: Entry
     text: str
     function: Any
+    path: Path
+    """The source file (in the root, or where a read-only root's new sources go)."""
 
 
 _MEMO: dict[tuple[str, str], Loaded] = _memos.register({}, "nt_triton.cache._reuse._MEMO", "index")
@@ -142,8 +144,8 @@ def lookup(key: str) -> Loaded | None:
     found = _MEMO.get((str(root), key))
     if found is not None:
         # The file may have been cleared since: put the source back (a no-op when intact).
-        sources.store(found.text, Path(found.entry.file).stem.rsplit("_", 1)[0])
-        return found
+        path = sources.store(found.text, Path(found.entry.file).stem.rsplit("_", 1)[0])
+        return found if path == found.path else dataclasses.replace(found, path=path)
     try:
         data = _layout.read_file(_layout.directory("index", root) / f"{key}.pickle")
         entry = pickle.loads(data)  # noqa: S301 - our own cache, like the sources we run
@@ -160,7 +162,7 @@ def lookup(key: str) -> Loaded | None:
         return None
     except Exception:  # noqa: BLE001 - a stale or foreign entry (say, classes renamed): a miss
         return None
-    loaded = _MEMO[(str(root), key)] = Loaded(entry, text, function)
+    loaded = _MEMO[(str(root), key)] = Loaded(entry, text, function, path)
     return loaded
 
 
@@ -173,14 +175,19 @@ def _seed_compiled(entry: Entry, text: str, filename: str) -> None:
         sources.compiled(entry.host, host.co_filename, host)
 
 
-def remember(key: str, entry: Entry, text: str, function: Any, host_filename: str) -> None:
-    """Keep a freshly generated kernel under ``key``, here and on disk (best effort)."""
+def remember(
+    key: str, entry: Entry, text: str, function: Any, host_filename: str, path: Path
+) -> None:
+    """Keep a freshly generated kernel (its source at ``path``) under ``key``, here and on
+    disk (best effort; not on a read-only root)."""
     if entry.generated.injected:
         return  # users' triton.jit helpers are objects of this process
     root = _layout.root()
-    _MEMO[(str(root), key)] = Loaded(entry, text, function)
+    _MEMO[(str(root), key)] = Loaded(entry, text, function, path)
+    if not _layout.writable(root):
+        return  # a read-only cache: an entry would name a source outside it
     try:
-        codes = (sources.compiled(text, str(_layout.directory("sources", root) / entry.file)),
+        codes = (sources.compiled(text, str(path)),
                  sources.compiled(entry.host, host_filename))  # fmt: skip
         entry = dataclasses.replace(
             entry, code=marshal.dumps(codes), key=key, text_hash=sources.content_hash(text)

@@ -31,7 +31,7 @@ from typing import Any
 from ninetoothed.errors import CodegenError
 from nt_triton import knobs
 from nt_triton._codegen import naming
-from nt_triton.cache import _layout, _memos
+from nt_triton.cache import _layout, _locks, _memos
 
 __all__ = [
     "HASH_LENGTH",
@@ -54,13 +54,35 @@ def content_hash(source: str) -> str:
 
 
 def store(source: str, stem: str) -> Path:
-    """Write ``source`` to the cache (if not already there intact); return its path."""
-    path = _layout.directory("sources") / f"{stem}_{content_hash(source)}.py"
-    try:
-        if _layout.read_file(path) == source.encode():
+    """Write ``source`` to the cache (if not already there intact); return its path.
+
+    Processes storing the same source at once write it once (the others wait
+    for the lock, then find it); a read-only root keeps the sources it has and
+    new ones go to :func:`nt_triton.cache._layout.spill`.
+    """
+    name = f"{stem}_{content_hash(source)}.py"
+    path = _layout.directory("sources") / name
+    if _intact(path, source):
+        return path
+    if not _layout.writable(path.parent):
+        path = _layout.spill() / name
+        if _intact(path, source):
             return path
+    with _locks.held("source", str(path)):
+        if not _intact(path, source):  # another process may have written it meanwhile
+            _write(path, source)
+    return path
+
+
+def _intact(path: Path, source: str) -> bool:
+    """Whether the file at ``path`` holds exactly ``source``."""
+    try:
+        return _layout.read_file(path) == source.encode()
     except OSError:
-        pass  # missing, unreadable, or no file at all: written (a FIFO is replaced)
+        return False  # missing, unreadable, or no file at all: written (a FIFO is replaced)
+
+
+def _write(path: Path, source: str) -> None:
     try:
         _layout.write_atomically(path, source.encode())
     except OSError as error:
@@ -70,7 +92,6 @@ def store(source: str, stem: str) -> Path:
             f"cannot write the generated source {path}: {cause}; remove what is there, or set "
             "NINETOOTHED_CACHE_DIR to another directory"
         ) from error
-    return path
 
 
 def load(

@@ -6,8 +6,10 @@ kernel starts a new table) maps an entry key to the chosen configuration.  The k
 device (its name and compute capability: an H100 and an H200 share sm_90 but
 not their best tiles), the tuning key (sizes, dtypes, unit strides, keyword
 symbols) and the versions of NineToothed and Triton.  Writes go through a
-temporary file and an atomic rename; two processes tuning at once both write
-valid tables (the last one wins).
+temporary file and an atomic rename, and a table is read, updated and
+replaced under its lock (:mod:`nt_triton.cache._locks`): processes adding
+entries to one table at once keep every entry (where no lock can be taken,
+the last one wins).
 
 :func:`export_table` and :func:`import_table` move every kernel's table to
 another machine for deployment (``NINETOOTHED_TUNING=cached`` then never
@@ -24,7 +26,7 @@ from typing import Any
 
 from ninetoothed.errors import CodegenError
 from nt_triton import knobs
-from nt_triton.cache import _layout, _usage
+from nt_triton.cache import _layout, _locks, _usage
 
 __all__ = ["FORMAT", "clear", "directory", "export_table", "import_table", "read", "write"]
 
@@ -61,10 +63,18 @@ def read(kernel_stem: str) -> dict[str, Any]:
 
 
 def write(kernel_stem: str, key: str, entry: Mapping[str, Any]) -> None:
-    """Add one entry to a kernel's table (read, update, replace atomically)."""
-    entries = read(kernel_stem)
-    entries[key] = dict(entry)
-    _replace(_path(kernel_stem), {"format": FORMAT, "entries": entries})
+    """Add one entry to a kernel's table (read, update, replace atomically, under the
+    table's lock)."""
+    _merge(kernel_stem, {key: dict(entry)})
+
+
+def _merge(kernel_stem: str, entries: Mapping[str, Any]) -> None:
+    """Add ``entries`` to a kernel's table, under its lock."""
+    if not _layout.writable(directory().parent):
+        return  # a read-only cache (or none): tuning results stay in memory
+    with _locks.held("tuning", kernel_stem):
+        merged = {**read(kernel_stem), **entries}
+        _replace(_path(kernel_stem), {"format": FORMAT, "entries": merged})
 
 
 def _replace(path: Path, data: Mapping[str, Any]) -> None:
@@ -95,9 +105,11 @@ def import_table(source: str | os.PathLike[str]) -> int:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{source}: not a NineToothed tuning table (format {FORMAT})")
     kernels = data.get("kernels", {})
+    folder = directory()
+    if not _layout.writable(folder.parent):
+        raise PermissionError(f"{folder.parent} cannot be written: no tuning results imported")
     for stem, entries in kernels.items():
-        merged = {**read(stem), **entries}
-        _replace(_path(stem), {"format": FORMAT, "entries": merged})
+        _merge(stem, entries)
     return len(kernels)
 
 

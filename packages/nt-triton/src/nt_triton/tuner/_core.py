@@ -29,6 +29,7 @@ space is taken, deterministically, without running any.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import threading
@@ -38,10 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime.hookspecs import RankGroup
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._failures import compiler_excerpt
 from nt_triton.cache import _tables as table
+from nt_triton.tuner import _together as together
 from nt_triton.tuner import _workers as workers
 from nt_triton.tuner._progress import Progress
 
@@ -59,6 +62,9 @@ __all__ = [
 
 Timer = Callable[[Callable[[], None], int], list[float]]
 """``timer(run, count)``: milliseconds of each of ``count`` runs of ``run``."""
+
+Group = Callable[[], RankGroup | None] | None
+"""The framework's group of ranks (:attr:`~ninetoothed.runtime.hookspecs.HostReads.group`)."""
 
 LEADER_MARGIN = 1.10
 LEADERS = 3
@@ -139,10 +145,15 @@ class Tuner:
         return self.last
 
     def choose(
-        self, key: tuple[Any, ...], device_name: str, call: Callable[[], TuningCall]
+        self,
+        key: tuple[Any, ...],
+        device_name: str,
+        call: Callable[[], TuningCall],
+        group: Group = None,
     ) -> tuning.Configuration:
         """The configuration for a call: remembered, persisted, or tuned now (``call()``
-        supplies what tuning needs; it is built only then)."""
+        supplies what tuning needs; it is built only then), together with the ranks of
+        ``group`` where tuning together is on (:mod:`._together`)."""
         # Per device name too: two kinds of GPU in one process do not share their best tiles.
         remembered = (device_name, key)
         chosen = self.chosen.get(remembered)
@@ -150,19 +161,29 @@ class Tuner:
             with self.lock:
                 chosen = self.chosen.get(remembered)
                 if chosen is None:
-                    chosen = self._choose(key, device_name, call)
+                    chosen = self._choose(key, device_name, call, group)
                     self.chosen[remembered] = chosen
         self.last = chosen
         return chosen
 
     def _choose(
-        self, key: tuple[Any, ...], device_name: str, make_call: Callable[[], TuningCall]
+        self,
+        key: tuple[Any, ...],
+        device_name: str,
+        make_call: Callable[[], TuningCall],
+        group: Group,
     ) -> tuning.Configuration:
         mode = knobs.tuning_mode()
         if mode == "off" or len(self.configurations) == 1:
             return self.configurations[0]
         entry_key = json.dumps([device_name, _versions(), repr(key)])
         entry = table.read(self.stem).get(entry_key)
+        # Ranks tuning together agree even where this one holds a result: one rank
+        # leaving the collective early would leave the others waiting in it.
+        ranks = together.group(group) if mode == "on" else None
+        if ranks is not None:
+            agreed, entry = together.agree(ranks, (self.name, self.stem, entry_key), entry)
+            ranks = ranks if agreed else None
         if entry is not None:
             try:
                 return from_entry(entry["configuration"])
@@ -183,7 +204,7 @@ class Tuner:
                 f"{self.name}: a call inside a CUDA graph capture would auto-tune the kernel; "
                 "call it once with the same shapes before capturing"
             )
-        best, milliseconds = self.tune(call)
+        best, milliseconds = self.tune(call, ranks)
         table.write(
             self.stem,
             entry_key,
@@ -191,29 +212,41 @@ class Tuner:
         )
         return best
 
-    def tune(self, call: TuningCall) -> tuple[tuning.Configuration, float]:
-        """Compile, measure and pick; returns the best configuration and its time."""
+    def tune(
+        self, call: TuningCall, ranks: RankGroup | None = None
+    ) -> tuple[tuning.Configuration, float]:
+        """Compile, measure and pick; returns the best configuration and its time.
+
+        With ``ranks`` (tuning together), this rank compiles and times its share of
+        the candidates, and every rank picks the fastest of all the ranks' timings.
+        """
         candidates = [
             c
             for c in self.configurations
             if tuning.fits(c, self.sizing, call.values, call.element_bytes)
         ] or list(self.configurations)
-        progress = Progress(f"{self.name} {call.key}", len(candidates))
+        indices = list(range(len(candidates)))
+        mine = indices if ranks is None else together.share(indices, ranks)
+        progress = Progress(f"{self.name} {call.key}", len(mine))
         failures: dict[str, int] = {}
         examples: dict[str, str] = {}
-        compiled = self._compile(call, candidates, progress, failures, examples)
-        runs: list[tuple[tuning.Configuration, Callable[[], None]]] = []
-        for configuration in compiled:
-            try:
-                run = call.launch(configuration)
-                run()
-                runs.append((configuration, run))
-            except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
-                _count(failures, error)
-                examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
-                progress.update(pruned=progress.pruned + 1)
-        _restore(call)
-        if not runs:
+        try:
+            timed = self._tune_some(
+                call, candidates, mine, progress, (failures, examples), together.sharing(ranks)
+            )
+        except Exception as error:  # noqa: BLE001 - one rank's failure must reach the others
+            if ranks is None:
+                raise
+            timed = []
+            with contextlib.suppress(Exception):  # the arguments as one run leaves them
+                _restore(call)
+            _count(failures, error)
+            examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
+        if ranks is not None:
+            timed, failures, examples = together.gather(
+                ranks, len(candidates), timed, failures, examples
+            )
+        if not timed:
             where = f" (the application is {self.where})" if self.where else ""
             raise LaunchError(
                 f"{self.name}: no configuration compiled and ran for {call.key} "
@@ -221,21 +254,57 @@ class Tuner:
                 f"Triton's compiler marks the generated line with ^:\n"
                 f"{compiler_excerpt(next(iter(examples.values()), '?'))}"
             )
-        timed = self._measure(call, runs, progress)
-        best, milliseconds = min(timed, key=lambda item: item[1])
+        # Ties go to the earlier candidate, so every rank reads the same winner.
+        index, milliseconds = min(timed, key=lambda item: (item[1], item[0]))
+        best = candidates[index]
         progress.done(f"{_describe(best)} at {milliseconds:.4f} ms; pruned {failures or 'none'}")
         return best, milliseconds
+
+    def _tune_some(
+        self,
+        call: TuningCall,
+        candidates: list[tuning.Configuration],
+        mine: list[int],
+        progress: Progress,
+        pruned: tuple[dict[str, int], dict[str, str]],
+        sharing: int,
+    ) -> list[tuple[int, float]]:
+        """Compile, run and time the candidates at the indices ``mine`` (``pruned``: the
+        failure counts and examples to add to; ``sharing``: processes compiling at once
+        on this host); returns ``(index, milliseconds)`` of each that ran."""
+        failures, examples = pruned
+        if not mine:  # more ranks than candidates: this one times none
+            return []
+        compiled = self._compile(
+            call, [candidates[i] for i in mine], progress, pruned, knobs.compile_workers(sharing)
+        )
+        compiled_ids = {id(c) for c in compiled}
+        runs: list[tuple[int, Callable[[], None]]] = []
+        for index in mine:
+            if id(candidates[index]) not in compiled_ids:
+                continue
+            try:
+                run = call.launch(candidates[index])
+                run()
+                runs.append((index, run))
+            except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
+                _count(failures, error)
+                examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
+                progress.update(pruned=progress.pruned + 1)
+        _restore(call)
+        return self._measure(call, runs, candidates, progress) if runs else []
 
     def _compile(
         self,
         call: TuningCall,
         candidates: list[tuning.Configuration],
         progress: Progress,
-        failures: dict[str, int],
-        examples: dict[str, str],
+        pruned: tuple[dict[str, int], dict[str, str]],
+        size: int,
     ) -> list[tuning.Configuration]:
-        """The candidates that compiled within budget (all of them when compiling in process)."""
-        size = knobs.compile_workers()
+        """The candidates that compiled within budget (all of them when compiling in process)
+        in at most ``size`` worker processes."""
+        failures, examples = pruned
         if call.in_process or size == 0 or len(candidates) == 1:
             return candidates
         jobs = [call.job(c) for c in candidates]
@@ -256,28 +325,30 @@ class Tuner:
     def _measure(
         self,
         call: TuningCall,
-        runs: list[tuple[tuning.Configuration, Callable[[], None]]],
+        runs: list[tuple[int, Callable[[], None]]],
+        candidates: list[tuning.Configuration],
         progress: Progress,
-    ) -> list[tuple[tuning.Configuration, float]]:
-        """Phase A for every run, phase B for the leaders; medians in milliseconds."""
-        first: list[tuple[tuning.Configuration, float]] = []
+    ) -> list[tuple[int, float]]:
+        """Phase A for every run, phase B for the leaders; ``(candidate index, median
+        milliseconds)`` of each leader."""
+        first: list[float] = []
         best = float("inf")
-        for index, (configuration, run) in enumerate(runs):
+        for count, (index, run) in enumerate(runs):
             milliseconds = statistics.median(call.timer(run, PHASE_A_RUNS))
             _restore(call)
-            first.append((configuration, milliseconds))
+            first.append(milliseconds)
             if milliseconds < best:
                 best = milliseconds
-                progress.update(best=f"{milliseconds:.4f} ms {_describe(configuration)}")
-            progress.update(measured=index + 1)
-        ordered = sorted(range(len(first)), key=lambda i: first[i][1])
-        leaders = [i for i in ordered if first[i][1] <= best * LEADER_MARGIN]
+                progress.update(best=f"{milliseconds:.4f} ms {_describe(candidates[index])}")
+            progress.update(measured=count + 1)
+        ordered = sorted(range(len(first)), key=lambda i: first[i])
+        leaders = [i for i in ordered if first[i] <= best * LEADER_MARGIN]
         leaders = sorted(set(leaders) | set(ordered[:LEADERS]))
         count = int(min(100, max(10, PHASE_B_MILLISECONDS / max(best, 1e-3))))
         final = []
-        for index in leaders:
-            configuration, run = runs[index]
-            final.append((configuration, statistics.median(call.timer(run, count))))
+        for leader in leaders:
+            index, run = runs[leader]
+            final.append((index, statistics.median(call.timer(run, count))))
             _restore(call)
         return final
 

@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-from ninetoothed.library.ops import attention, elementwise, matmul, pooling, rows
+from ninetoothed.library.ops import attention, elementwise, matmul, pooling, rows, scaled
 from ninetoothed.library.ops.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime import plugins
@@ -36,6 +36,7 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "rms_norm": rows.rms_norm,
     "rotary_position_embedding": attention.rotary_position_embedding,
     "scaled_dot_product_attention": attention.scaled_dot_product_attention,
+    "scaled_mm": scaled.scaled_mm,
     "silu": elementwise.silu,
     "softmax": rows.softmax,
     "swiglu": elementwise.swiglu,

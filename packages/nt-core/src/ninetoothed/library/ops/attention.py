@@ -10,6 +10,7 @@ from ninetoothed.library import rotary_position_embedding as rope_kernel
 from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
 from ninetoothed.library import scaled_dot_product_attention_backward as backward_kernel
 from ninetoothed.library.ops import _common as common
+from ninetoothed.library.ops import decoding
 from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
@@ -45,6 +46,13 @@ def scaled_dot_product_attention(
     any strides.
     """
     found, scale, shape = _sdpa(framework, query, key, value, is_causal, scale, enable_gqa)
+    if shape[2] <= FEW_QUERIES and not is_causal:
+        key_heads = framework.describe(key).shape[1]
+        split = decoding.attend(
+            framework, (query, key, value, scale), shape, key_heads, _bound(shape[3])
+        )
+        if split is not None:
+            return split
     arguments = [query, key, value, scale, bool(is_causal), framework.empty(query, shape)]
     return framework.run(found, arguments, [5])[0]
 

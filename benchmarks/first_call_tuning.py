@@ -1,0 +1,88 @@
+"""The first call of ``nt_torch.ops.mm`` at 4096^3 (tuning included), per rank.
+
+    torchrun --standalone --nproc-per-node=N benchmarks/first_call_tuning.py [--together]
+
+Run in a fresh cache (``NINETOOTHED_CACHE_DIR`` and ``TRITON_CACHE_DIR`` pointing
+at empty folders) so the first call tunes.  Each rank times its first call
+(float16, synchronised), and the configuration the tuner chose; with
+``--together`` the ranks tune together (``nt_triton.tuner.tune_together``).
+Rank 0 prints one JSON line: the seconds of every rank's first call, every
+rank's configuration, and whether they are all the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from nt_torch import ops
+from nt_triton.tuner import tune_together
+
+
+def _record_choices() -> list[dict[str, Any]]:
+    """The configurations the tuner chooses in this process, as they are chosen."""
+    from nt_triton.tuner._core import Tuner
+
+    chosen: list[dict[str, Any]] = []
+    choose = Tuner.choose
+
+    def recorded(self: Tuner, *args: Any, **kwargs: Any) -> Any:
+        configuration = choose(self, *args, **kwargs)
+        chosen.append(
+            {
+                "kernel": self.name,
+                "values": dict(configuration.values),
+                "num_warps": configuration.num_warps,
+                "num_stages": configuration.num_stages,
+            }
+        )
+        return configuration
+
+    Tuner.choose = recorded  # type: ignore[method-assign]
+    return chosen
+
+
+def main() -> None:
+    """Time the first call on every rank; rank 0 prints the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--together", action="store_true")
+    parser.add_argument("--size", type=int, default=4096)
+    arguments = parser.parse_args()
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=device)
+    tune_together(arguments.together)
+    chosen = _record_choices()
+    n = arguments.size
+    a = torch.randn(n, n, dtype=torch.float16, device=device)
+    b = torch.randn(n, n, dtype=torch.float16, device=device)
+    dist.barrier()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    c = ops.mm(a, b)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    error = float((c.float() - a.float() @ b.float()).abs().max())
+    answers: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(answers, {"seconds": seconds, "chosen": chosen, "error": error})
+    if dist.get_rank() == 0:
+        summary = {
+            "ranks": len(answers),
+            "together": arguments.together,
+            "first_call_seconds": [round(answer["seconds"], 3) for answer in answers],
+            "same_configuration": all(a["chosen"] == answers[0]["chosen"] for a in answers),
+            "configurations": [answer["chosen"] for answer in answers],
+            "max_error": max(answer["error"] for answer in answers),
+        }
+        print(json.dumps(summary))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

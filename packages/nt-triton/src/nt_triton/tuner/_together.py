@@ -1,0 +1,141 @@
+"""Tuning once per job: the processes of a job split each tuning between them.
+
+Every rank of a ``torchrun`` job calls the same kernels with the same shapes,
+so on its own each would tune each new specialisation: N times the first
+call's cost, and ranks that may pick different configurations (timings
+differ a little from GPU to GPU) and so round differently.  Switched on
+(:func:`tune_together`, or ``NINETOOTHED_TUNE_TOGETHER=1``) and given the
+framework's group of ranks (:attr:`ninetoothed.runtime.hookspecs.HostReads.group`:
+PyTorch's initialised default process group), the tuner instead
+
+1. gathers what every rank is about to tune (:func:`agree`): the kernel, the
+   tuning key and the device model, and any result its tuning table already
+   holds; if one does, every rank takes the first such result;
+2. otherwise gives each rank every ``size``-th candidate configuration
+   (:func:`share`) to compile, run and time;
+3. gathers every rank's timings (:func:`gather`): each rank takes the
+   fastest of all, the same one, and writes it to its tuning table.
+
+Collectives need every rank: the ranks must make their first calls of each
+kernel and tuning key in the same order, as SPMD programs do.  Where they do
+not (one rank's last batch is smaller, threads interleave), the gathered keys
+differ: every rank sees it in the same collective, warns once, and tunes on
+its own from then on, so no rank ever waits in a collective the others will
+not join.  A kernel that only some ranks call waits for the others: leave
+tuning together off for such programs.  No file lock is held across a
+collective (:mod:`nt_triton.cache._locks`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from ninetoothed.runtime.hookspecs import RankGroup
+from nt_triton import knobs
+
+__all__ = ["agree", "enabled", "gather", "group", "share", "sharing", "tune_together"]
+
+_T = TypeVar("_T")
+
+_SWITCH: list[bool | None] = [None]
+"""What :func:`tune_together` set (None: the environment decides)."""
+
+_DISAGREED: list[str] = []
+"""Why this process stopped tuning together (empty: it has not)."""
+
+
+def tune_together(enabled: bool = True) -> None:
+    """Make the processes of a job tune each new kernel specialisation together
+    (``enabled=False``: each on its own, the default).
+
+    Takes effect where the framework has a group of processes: PyTorch's
+    default process group, once ``torch.distributed.init_process_group`` has
+    run.  Every rank must switch it on, before its first kernel call (or set
+    ``NINETOOTHED_TUNE_TOGETHER=1`` for the whole job).
+    """
+    _SWITCH[0] = bool(enabled)
+
+
+def enabled() -> bool:
+    """Whether this process tunes together with its job's others when it can."""
+    switch = _SWITCH[0]
+    return knobs.tune_together() if switch is None else switch
+
+
+def group(framework: Callable[[], RankGroup | None] | None) -> RankGroup | None:
+    """The group of ranks to tune with: the framework's (``framework()``,
+    :attr:`~ninetoothed.runtime.hookspecs.HostReads.group`), when tuning together is
+    on, the group has other ranks, and the ranks have never disagreed."""
+    if framework is None or _DISAGREED or not enabled():
+        return None
+    ranks = framework()
+    return ranks if ranks is not None and ranks.size > 1 else None
+
+
+def sharing(ranks: RankGroup | None) -> int:
+    """How many processes of the job tune at once on this host (they share its CPUs)."""
+    if ranks is None:
+        return 1
+    try:
+        return max(1, min(ranks.size, int(os.environ.get("LOCAL_WORLD_SIZE") or ranks.size)))
+    except ValueError:
+        return ranks.size
+
+
+def agree(ranks: RankGroup, what: tuple[Any, ...], entry: Any) -> tuple[bool, Any]:
+    """Gather what each rank is about to tune (``what``) and the table entry it holds;
+    returns ``(together, entry)``: whether every rank tunes the same thing (else each
+    tunes alone from now on, ``entry`` its own), and the first rank's entry found."""
+    answers = ranks.all_gather((what, entry))
+    if any(answer[0] != what for answer in answers):
+        _disagreed(ranks, [answer[0] for answer in answers])
+        return False, entry
+    return True, next((answer[1] for answer in answers if answer[1] is not None), None)
+
+
+def share(candidates: Sequence[_T], ranks: RankGroup) -> list[_T]:
+    """This rank's share of the candidates: every ``size``-th one from its rank."""
+    return list(candidates[ranks.rank :: ranks.size])
+
+
+def gather(
+    ranks: RankGroup,
+    count: int,
+    timed: list[tuple[int, float]],
+    failures: dict[str, int],
+    examples: dict[str, str],
+) -> tuple[list[tuple[int, float]], dict[str, int], dict[str, str]]:
+    """Every rank's timings (``(index among the count candidates, milliseconds)``),
+    pruning counts and failure examples, merged; the same on every rank."""
+    answers = ranks.all_gather((count, timed, failures, examples))
+    merged: list[tuple[int, float]] = []
+    counts: dict[str, int] = {}
+    messages: dict[str, str] = {}
+    for their_count, their_timed, their_failures, their_examples in answers:
+        if their_count != count:
+            raise RuntimeError(
+                f"ranks tuning together saw {their_count} and {count} candidate configurations"
+            )
+        merged.extend((int(index), float(milliseconds)) for index, milliseconds in their_timed)
+        for name, number in their_failures.items():
+            counts[name] = counts.get(name, 0) + number
+        for name, text in their_examples.items():
+            messages.setdefault(name, text)
+    return merged, counts, messages
+
+
+def _disagreed(ranks: RankGroup, seen: list[Any]) -> None:
+    """Stop tuning together in this process, saying why (every rank does, at once)."""
+    described = "; ".join(f"rank {rank}: {what[0]} {what[2]}" for rank, what in enumerate(seen))
+    # Every rank saw the same answers, so every rank stops here, at once.
+    _DISAGREED.append(described)
+    warnings.warn(
+        f"ninetoothed: the ranks tuning together were about to tune different things "
+        f"({described[:600]}); each tunes on its own from now on (tuning together needs "
+        "every rank to make the same first calls in the same order)",
+        RuntimeWarning,
+        stacklevel=6,
+    )

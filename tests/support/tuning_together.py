@@ -1,0 +1,111 @@
+"""One rank of the tuning-together tests (``tests/test_tuning_together.py``).
+
+``python -m support.tuning_together RANK SIZE BARRIER MODE``, run by
+:func:`support.processes.run_processes` with ``NINETOOTHED_CACHE_DIR`` shared.
+Each process joins a ``torch.distributed`` group over gloo (CPU) and tunes a
+kernel whose runs are stubbed: the timer answers from :data:`TIMES`, which
+differ from rank to rank as timings on two GPUs do, so ranks tuning alone
+pick different configurations.  ``MODE``:
+
+* ``same``: every rank tunes the same key;
+* ``different``: each rank tunes its own key (the ranks disagree);
+* ``fail``: rank 0's runs all fail (its share is pruned, the others' stand).
+
+``NT_TEST_CACHE_PER_RANK=1`` gives each rank a cache of its own (as ranks on
+different hosts have).
+
+It answers, as one JSON line: the configuration chosen, the ones this rank
+ran, what a second tuner of the same kernel (reading the table) chooses, and
+the warnings raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nt_torch._distributed import process_group
+from nt_triton import _tuning as tuning
+from nt_triton.tuner._core import Tuner, TuningCall
+from support.processes import wait_for_the_others
+
+BLOCKS = (64, 16, 256, 32, 128)
+CONFIGURATIONS = [tuning.Configuration({"B": block}) for block in BLOCKS]
+
+TIMES = {
+    0: {64: 3.0, 16: 2.0, 256: 4.0, 32: 1.0, 128: 5.0},
+    1: {64: 3.0, 16: 1.0, 256: 4.0, 32: 2.0, 128: 5.0},
+}
+"""Milliseconds per block size as each rank measures them (alone, rank 0 picks 32, rank 1 16)."""
+
+
+class _Sizing:
+    """Every configuration fits (one element per program)."""
+
+    def tiles(self, values: Any) -> tuning.Tiles:
+        return tuning.Tiles((1,), (), 0, 1)
+
+
+def stub_call(rank: int, key: tuple[Any, ...], ran: list[int], fail: bool) -> TuningCall:
+    """A tuning call whose runs record their block size and whose timer reads :data:`TIMES`."""
+
+    def launch(configuration: tuning.Configuration) -> Any:
+        block = configuration.values["B"]
+        if fail:
+            raise RuntimeError(f"out of resources on rank {rank}")
+
+        def run() -> None:
+            ran.append(block)
+
+        run.block = block  # type: ignore[attr-defined]
+        return run
+
+    def timer(run: Any, count: int) -> list[float]:
+        for _ in range(count):
+            run()
+        return [TIMES[rank % 2][run.block]] * count
+
+    return TuningCall(key, {}, 4, lambda c: {}, launch, timer, in_process=True)
+
+
+def main(argv: list[str]) -> None:
+    rank, size, barrier, mode = int(argv[0]), int(argv[1]), Path(argv[2]), argv[3]
+    if os.environ.get("NT_TEST_CACHE_PER_RANK"):  # as on two hosts: a table each
+        os.environ["NINETOOTHED_CACHE_DIR"] += f"/rank{rank}"
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"file://{barrier / 'rendezvous'}", rank=rank, world_size=size
+    )
+    wait_for_the_others(rank, barrier)
+    key = ("k", rank) if mode == "different" else ("k",)
+    ran: list[int] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tuner = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
+        try:
+            call = stub_call(rank, key, ran, mode == "fail" and rank == 0)
+            chosen = tuner.choose(key, "gpu", lambda: call, process_group)
+            error = ""
+        except Exception as raised:  # noqa: BLE001 - answered to the test
+            chosen, error = CONFIGURATIONS[0], f"{type(raised).__name__}: {raised}"
+        again = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
+        reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), process_group)
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+    answer = {
+        "chosen": chosen.values["B"],
+        "ran": sorted(set(ran)),
+        "reread": reread.values["B"],
+        "error": error,
+        "warnings": [str(w.message) for w in caught],
+    }
+    print(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,146 @@
+"""The ranks of a job tune together (``nt_triton.tuner.tune_together``).
+
+Two processes join a ``torch.distributed`` group over gloo on the CPU and tune
+a stubbed kernel whose timings differ from rank to rank
+(``tests/support/tuning_together.py``): alone they pick different
+configurations; together each runs its share of the candidates, and both
+take the same winner, which the shared table then holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.processes import run_processes
+
+from nt_triton import knobs
+from nt_triton.tuner import _together as together
+from nt_triton.tuner import tune_together
+from nt_triton.tuner._core import TuningCall
+
+CHILD = "support.tuning_together"
+
+
+def ranks(tmp_path: Path, mode: str, switch: str, per_rank: str = "") -> list[dict]:
+    extra = {
+        "NT_TEST_CACHE_PER_RANK": per_rank,
+        "NINETOOTHED_CACHE_DIR": str(tmp_path / "cache"),
+        "NINETOOTHED_TUNING": "on",
+        "NINETOOTHED_TUNE_TOGETHER": switch,
+        "NINETOOTHED_COMPILE_WORKERS": "0",
+        "GLOO_SOCKET_IFNAME": "lo",
+    }
+    return run_processes(CHILD, 2, tmp_path / "barrier", [mode], extra=extra, timeout=120)
+
+
+def test_ranks_tuning_together_split_the_candidates_and_take_the_same_winner(tmp_path):
+    first, second = ranks(tmp_path, "same", "1")
+    assert first["chosen"] == second["chosen"] == 16  # rank 1's share holds the fastest
+    assert first["ran"] == [64, 128, 256] and second["ran"] == [16, 32]  # every 2nd from each
+    assert first["reread"] == second["reread"] == 16  # the table holds the winner
+
+
+def test_ranks_with_tables_of_their_own_still_agree(tmp_path):
+    first, second = ranks(tmp_path, "same", "1", per_rank="1")
+    assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
+    assert not first["warnings"] and not second["warnings"]
+
+
+def test_with_the_switch_off_each_rank_tunes_alone_as_before(tmp_path):
+    first, second = ranks(tmp_path, "same", "0", per_rank="1")
+    assert first["ran"] == second["ran"] == [16, 32, 64, 128, 256]
+    assert (first["chosen"], second["chosen"]) == (32, 16)  # why tuning together exists
+
+
+def test_ranks_about_to_tune_different_keys_warn_and_tune_alone(tmp_path):
+    first, second = ranks(tmp_path, "different", "1", per_rank="1")
+    assert (first["chosen"], second["chosen"]) == (32, 16)
+    assert first["ran"] == second["ran"] == [16, 32, 64, 128, 256]
+    for answer in (first, second):
+        assert any("tune different things" in w for w in answer["warnings"]), answer
+
+
+def test_a_rank_whose_share_fails_takes_the_winner_of_the_others(tmp_path):
+    first, second = ranks(tmp_path, "fail", "1")
+    assert not first["error"] and not second["error"]
+    assert first["chosen"] == second["chosen"] == 16
+
+
+def test_without_a_group_or_with_the_switch_off_no_collective_is_made(monkeypatch):
+    class Refusing:
+        rank, size = 0, 2
+
+        def all_gather(self, value):
+            raise AssertionError("no collective without tuning together")
+
+    monkeypatch.delenv("NINETOOTHED_TUNE_TOGETHER", raising=False)
+    assert together.group(lambda: Refusing()) is None  # off by default
+    try:
+        tune_together()
+        assert together.group(None) is None  # the framework has no group
+        assert together.group(lambda: None) is None  # none initialised
+        assert isinstance(together.group(lambda: Refusing()), Refusing)
+        tune_together(False)
+        monkeypatch.setenv("NINETOOTHED_TUNE_TOGETHER", "1")
+        assert together.group(lambda: Refusing()) is None  # the switch overrides the variable
+    finally:
+        together._SWITCH[0] = None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("1", True), ("on", True), ("0", False), ("", False)]
+)
+def test_the_environment_variable_switches_it(monkeypatch, value, expected):
+    monkeypatch.setenv("NINETOOTHED_TUNE_TOGETHER", value)
+    assert knobs.tune_together() is expected
+
+
+def test_ranks_on_one_host_share_its_compile_workers(monkeypatch):
+    class Four:
+        rank, size = 1, 4
+
+    monkeypatch.delenv("NINETOOTHED_COMPILE_WORKERS", raising=False)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    monkeypatch.setattr("os.cpu_count", lambda: 17)
+    assert together.sharing(Four()) == 2
+    assert knobs.compile_workers(together.sharing(Four())) == 8
+    assert knobs.compile_workers() == 16
+    assert together.share(list(range(10)), Four()) == [1, 5, 9]
+
+
+def test_a_rank_with_no_share_takes_the_others_winner(tmp_path, monkeypatch):
+    """Rank 6 of 8 with 4 candidates times none; the winner comes from the gathered timings."""
+    from nt_triton import _tuning as tuning
+    from nt_triton.tuner._core import Tuner
+
+    monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NINETOOTHED_TUNING", "on")
+    configurations = [tuning.Configuration({"B": block}) for block in (64, 16, 256, 32)]
+
+    class Rank6:
+        rank, size = 6, 8
+
+        def all_gather(self, value):
+            if len(value) == 2:  # agreeing: every rank about to tune the same, no entry
+                return [value] * self.size
+            count, timed, failures, examples = value
+            assert timed == [], "rank 6 has no candidate to time"
+            others = [(count, [(index, 5.0 - index)], {}, {}) for index in range(count)]
+            return others + [value] * (self.size - count)
+
+    class Everything:
+        def tiles(self, values):
+            return tuning.Tiles((1,), (), 0, 1)
+
+    def no_call():
+        raise AssertionError("rank 6 runs nothing")
+
+    tuner = Tuner("k", "k_share", configurations, Everything())
+    call = TuningCall(("k",), {}, 4, lambda c: {}, lambda c: no_call, lambda r, n: [1.0] * n)
+    tune_together()
+    try:
+        chosen = tuner.choose(("k",), "gpu", lambda: call, lambda: Rank6())
+    finally:
+        together._SWITCH[0] = None
+    assert chosen.values == {"B": 32}  # index 3, the fastest the other ranks timed

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Every check that needs two GPUs of one host, in one call (about 6 minutes):
+#   bash tools/multi_gpu_checks.sh
+# Expects the packages installed (editable: tools/gpu_session.sh does it) and
+# two visible GPUs. Each step runs under its own time limit, and under what is
+# left of NT_DEADLINE_SECONDS (default 350, counted from the start); a step
+# that fails or times out is reported and the next one runs. Logs and figures
+# go to $OUT (or ./multi-gpu-logs):
+#   info.txt               GPUs and versions
+#   tests.log              the multi-GPU tests (tensor-parallel block under
+#                          torchrun/NCCL, JAX shard_map, two GPUs in one
+#                          process, eight processes sharing one cache)
+#   first_call.jsonl       first call of mm 4096^3 (tuning included) on 1 rank,
+#                          on 2 ranks tuning together, on 2 ranks alone
+#   tensor_parallel.log    tokens/s of the tensor-parallel block, ours vs torch
+#   summary.txt            each step's status and time, and the figures above
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGS="${OUT:-multi-gpu-logs}"
+mkdir -p "$LOGS"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+unset TRITON_INTERPRET
+START=$SECONDS
+DEADLINE="${NT_DEADLINE_SECONDS:-350}"
+SUMMARY="$LOGS/summary.txt"
+: >"$SUMMARY"
+
+# step NAME LIMIT LOG COMMAND...: run under min(LIMIT, time left), output to LOG.
+step() {
+    local name=$1 limit=$2 log=$3
+    shift 3
+    local left=$((DEADLINE - (SECONDS - START)))
+    if ((left < 15)); then
+        echo "$name: SKIPPED (deadline reached)" | tee -a "$SUMMARY"
+        return
+    fi
+    ((limit > left)) && limit=$left
+    local began=$SECONDS
+    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
+    local status=$?
+    local verdict="ok"
+    ((status == 124 || status == 137)) && verdict="TIMED OUT after ${limit}s"
+    ((status != 0 && status != 124 && status != 137)) && verdict="FAILED (status $status)"
+    echo "$name: $verdict in $((SECONDS - began))s (log: $(basename "$log"))" | tee -a "$SUMMARY"
+}
+
+# fresh_caches DIR: empty NineToothed and Triton caches, so a first call tunes and compiles.
+fresh_caches() {
+    rm -rf "$1" && mkdir -p "$1/nt" "$1/triton"
+    export NINETOOTHED_CACHE_DIR="$1/nt" TRITON_CACHE_DIR="$1/triton"
+}
+
+{
+    nvidia-smi -L
+    python3 -c "import torch, triton, jax; print('torch', torch.__version__, 'triton', \
+triton.__version__, 'jax', jax.__version__, 'GPUs', torch.cuda.device_count())"
+} >"$LOGS/info.txt" 2>&1
+cat "$LOGS/info.txt"
+
+WORK=$(mktemp -d)
+fresh_caches "$WORK/tests"
+step "tests" 150 "$LOGS/tests.log" env NT_TEST_GPU=1 python3 -m pytest -q -rs -p no:cacheprovider \
+    -m "not interpreter_only" \
+    tests/test_tensor_parallel.py tests/test_jax_sharded.py tests/test_multi_gpu.py \
+    "tests/test_launch_gpu.py::test_launches_on_the_arguments_device_and_its_current_stream" \
+    "tests/test_shared_cache.py::test_eight_processes_on_the_gpus_make_and_compile_each_kernel_once"
+
+# The first call of mm 4096^3, cold: 1 rank, then 2 ranks tuning together, then 2 alone.
+for run in "1 " "2 --together" "2 "; do
+    set -- $run
+    fresh_caches "$WORK/first-$1-${2:-alone}"
+    step "first call, $1 rank(s) ${2:-alone}" 60 "$LOGS/first_call.log" \
+        python3 -m torch.distributed.run --standalone --nproc-per-node="$1" \
+        benchmarks/first_call_tuning.py ${2:-}
+done
+grep -o '{"ranks".*' "$LOGS/first_call.log" >"$LOGS/first_call.jsonl"
+
+# Tokens/s of the tensor-parallel block (half the 8B dimensions), ranks tuning together.
+fresh_caches "$WORK/bench"
+step "tensor-parallel benchmark" 150 "$LOGS/tensor_parallel.log" \
+    env NINETOOTHED_TUNE_TOGETHER=1 python3 -m torch.distributed.run --standalone \
+    --nproc-per-node=2 benchmarks/tensor_parallel_bench.py --quick --rounds 3 --runs 5 \
+    --json "$LOGS/tensor_parallel.json"
+rm -rf "$WORK"
+
+{
+    echo
+    echo "== tests"
+    grep -E "passed|failed|error|SKIPPED" "$LOGS/tests.log" | tail -15
+    echo "== first call of mm 4096^3 (seconds per rank, same configuration on every rank)"
+    cat "$LOGS/first_call.jsonl"
+    echo "== tensor-parallel block, tokens/s"
+    grep -E "ranks|tokens/s|ninetoothed / torch" "$LOGS/tensor_parallel.log"
+    echo "== total $((SECONDS - START))s"
+} >>"$SUMMARY"
+cat "$SUMMARY"
