@@ -167,5 +167,8 @@ def test_calls_on_paddle_tensors_pass_their_pointers_and_stream(built, fake_cuda
 def test_paddle_cpu_tensors_are_refused_clearly(built):
     paddle = pytest.importorskip("paddle")
     x = paddle.zeros([8], dtype="float16")
-    with pytest.raises(LaunchError, match=r"add: the tensors are on cpu, .*tensor\.cuda\(\)"):
+    with pytest.raises(
+        LaunchError,
+        match=r"kernel 'add' \(aot_kernels\.py:\d+\): the tensors are on cpu, .*tensor\.cuda\(\)",
+    ):
         built["add"].aot(x, x, x)

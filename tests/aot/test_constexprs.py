@@ -146,7 +146,8 @@ def test_whole_dimension_tiles_compile_per_power_of_two(made, fake_cuda):
     for length, padded in ((16, 16), (65, 128)):
         assert call(tensor(FAR, (3, length)), tensor(2 * FAR, (3,))) == (
             Status.NO_VARIANT,
-            f"rows: the call's tiles as large as a dimension pad to (x_padded_size_1_0) = "
+            f"{rows.spec.label}: the call's tiles as large as a dimension pad to "
+            "(x_padded_size_1_0) = "
             f"({padded}), but the library was compiled for (32,), (64,) only",
         )
 
