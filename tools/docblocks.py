@@ -22,6 +22,7 @@ by HTML comments on the lines just above its fence (a reader never sees them):
   alone any number of lines); checked
   whenever that block runs.
 * ``<!-- gpu -->``: runs only in a GPU run (``NT_TEST_GPU=1``).
+* ``<!-- cpu: REASON -->``: runs only outside a GPU run; the reason is required.
 * ``<!-- needs: paddle -->``: runs only where the module imports (the CPU
   test environment has every framework; a GPU machine may lack one).
 * ``<!-- not run: REASON -->``: never run; the reason is required.
@@ -67,7 +68,7 @@ LANGUAGES = {
 """The languages a fence may name, and what happens to each."""
 
 RUNNABLE = {"python", "sh"}
-MARKS = {"file", "picture", "gpu", "needs", "not run", "output"}
+MARKS = {"cpu", "file", "picture", "gpu", "needs", "not run", "output"}
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MARK = re.compile(r"^\s*<!--\s*(?P<key>[a-z ]+?)\s*(?::\s*(?P<value>.*?))?\s*-->\s*$")
@@ -149,6 +150,8 @@ def check(blocks: list[Block]) -> list[str]:
             problems.append(f"{where}: unknown mark {key!r} (known: {', '.join(sorted(MARKS))})")
         if "not run" in block.marks and not block.marks["not run"]:
             problems.append(f"{where}: 'not run' needs a reason (<!-- not run: why -->)")
+        if "cpu" in block.marks and not block.marks["cpu"]:
+            problems.append(f"{where}: 'cpu' needs a reason (<!-- cpu: why not on a GPU -->)")
         if "output" in block.marks and block.language != "text":
             problems.append(f"{where}: an output is a text block")
         if "needs" in block.marks and not block.marks["needs"].isidentifier():
@@ -196,7 +199,8 @@ def run_page(page: Path, folder: Path, *, gpu: bool = False) -> list[Block]:
                     _compare(block, printed)
                 continue
             printed = None
-            if not block.runs or ("gpu" in block.marks and not gpu) or _missing(block):
+            elsewhere = ("gpu" in block.marks and not gpu) or ("cpu" in block.marks and gpu)
+            if not block.runs or elsewhere or _missing(block):
                 continue
             if block.language == "sh":
                 printed = _run_shell(block, folder)

@@ -163,6 +163,22 @@ def test_marked_blocks_are_skipped_and_gpu_blocks_run_on_the_gpu(tmp_path: Path)
     assert (tmp_path / "gpu.txt").exists()
 
 
+def test_a_cpu_block_runs_outside_a_gpu_run_only(tmp_path: Path) -> None:
+    text = """
+        <!-- cpu: the interpreter's example -->
+        '''sh
+        touch cpu.txt
+        '''
+        """
+    path = page(tmp_path, text)
+    assert docblocks.run_page(path, tmp_path, gpu=True) == []
+    assert not (tmp_path / "cpu.txt").exists()
+    assert len(docblocks.run_page(path, tmp_path)) == 1
+    assert (tmp_path / "cpu.txt").exists()
+    unexplained = page(tmp_path, text.replace("cpu: the interpreter's example", "cpu"))
+    assert "'cpu' needs a reason" in "\n".join(docblocks.check(docblocks.parse(unexplained)))
+
+
 def test_a_block_needing_a_missing_module_is_left_out(tmp_path: Path) -> None:
     path = page(
         tmp_path,
