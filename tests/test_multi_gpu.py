@@ -27,7 +27,12 @@ pytestmark = [
 def test_ops_alternate_between_two_gpus_on_their_own_streams(tmp_path):
     # A fresh process: another test's tuning of mm, kept in this one's memory, would
     # leave nothing to count.
-    environment = {**os.environ, "NINETOOTHED_CACHE_DIR": str(tmp_path)}
+    # Several configurations to tune between (the GPU suite pins one per kernel).
+    environment = {
+        **os.environ,
+        "NINETOOTHED_CACHE_DIR": str(tmp_path),
+        "NINETOOTHED_MAX_NUM_CONFIGS": "4",
+    }
     result = subprocess.run(
         [sys.executable, __file__], capture_output=True, text=True, env=environment
     )
