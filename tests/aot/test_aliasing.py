@@ -212,7 +212,7 @@ def test_the_python_callable_raises_the_just_in_time_message(built, fake_cuda, o
     with pytest.raises(LaunchError) as jit_error:
         add.jit(x, y, z)  # refused by the host before anything runs
     expected = f"{jit_error.value} (status 2, NINETOOTHED_ERROR_INVALID_ARGUMENT)"
-    assert "add: unsupported operation: 'x' (read; shape (1000,)" in expected
+    assert expected.startswith(f"{add.jit.spec.label}: unsupported operation: 'x' (read; shape")
     launches = fake_cuda.get("fake_launches")
     for _ in range(2):  # the full path, then the fast one
         with pytest.raises(LaunchError) as error:
