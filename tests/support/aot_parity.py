@@ -20,8 +20,8 @@ from ninetoothed.aot import Status
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton._codegen import naming
-from nt_triton.aot import _bridge, _variants
-from nt_triton.aot._bridge import ParameterKind
+from nt_triton.aot import _variants
+from nt_triton.description import ParameterKind, describe
 from support.aot import FakeCuda, binaries, scalar, tensor
 
 
@@ -48,7 +48,7 @@ class Harness:
 
     def __init__(self, aot: Any, jit: Any, fake: FakeCuda) -> None:
         self.aot, self.jit, self.fake = aot, jit, fake
-        self.description = _bridge.describe(aot.spec)
+        self.description = describe(aot.spec)
         self.plans = _variants.plans(self.description)
         self.cubins = binaries(aot.library.source)
         self.function = getattr(load_library(aot.library.library), aot.library.function)

@@ -7,9 +7,9 @@ no CUDA toolkit to build (Triton compiles for the named target, the system C
 compiler builds against Triton's ``cuda.h``) and only the NVIDIA driver to
 run (``libcuda.so.1``, loaded at the first call).  The modules:
 
-* :mod:`._bridge` -- the one place it reads the rest of nt-triton: the
-  public kernel description (:mod:`nt_triton.description`: the kernel's
-  signature, grid, launch checks; compiling one specialisation);
+* :mod:`nt_triton.description` -- the one place it reads the rest of nt-triton:
+  the public kernel description (the kernel's signature, grid, launch checks;
+  compiling one specialisation);
 * :mod:`._variants`, :mod:`._buckets` -- the specialisations a library holds
   of a kernel (per power of two of whole-dimension tiles of run-time sizes);
 * :mod:`._compile` -- targets, and compiling in parallel worker processes;
@@ -54,10 +54,11 @@ class TritonBuilder:
         self, spec: KernelSpec, *, kernel_name: str, output_dir: Path, target: str | None
     ) -> CLibrary:
         """One kernel's library: ``launch_<kernel_name>`` and its files in ``output_dir``."""
-        from nt_triton.aot import _bridge, _compile, _library
+        from nt_triton.aot import _compile, _library
+        from nt_triton.description import describe
 
         target_ = _compile.parse_target(target, "make")
-        description = _bridge.describe(spec)
+        description = describe(spec)
         # The library's own errors begin as the Python callable's do: with the spec's label.
         (kernel,) = _library.compile_kernels([description], [kernel_name], [spec.label], target_)
         origin = repr(spec.name)

@@ -29,7 +29,7 @@ from typing import Any
 
 from ninetoothed.arrangement.symbol import Symbol, evaluate, next_power_of_two
 from ninetoothed.errors import CodegenError
-from nt_triton.aot._bridge import KernelDescription, KernelParameter, ParameterKind, size_name
+from nt_triton.description import KernelDescription, KernelParameter, ParameterKind, size_name
 
 __all__ = ["MAX_COMBINATIONS", "combinations", "run_time_padded"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from nt_triton.aot import _bridge
+from nt_triton.description import compile_from_job
 
 __all__ = ["Binary", "Target", "compile_all", "metadata", "parse_target", "target_name"]
 
@@ -152,7 +152,7 @@ def compile_all(
 
 def _run_here(job: dict[str, Any], function: Any, out: str) -> dict[str, Any]:
     try:
-        kernel = _bridge.compile_from_job(job, function)
+        kernel = compile_from_job(job, function)
         Path(out).write_bytes(kernel.asm["cubin"])
         return {"ok": True, **metadata(kernel)}
     except Exception as error:  # noqa: BLE001 - reported with the others, by label

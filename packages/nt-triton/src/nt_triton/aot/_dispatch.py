@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ninetoothed.aot import BuildVariant, CLibrary, CParameter
-from nt_triton.aot import _bridge, _cc, _compile, _library, _timing
+from nt_triton.aot import _cc, _compile, _library, _timing
 from nt_triton.aot._dispatcher import Group, dispatcher_source, write_winners
 from nt_triton.aot._variants import Fixed
+from nt_triton.description import KernelDescription, describe_configurations, size_name
 
 __all__ = ["OBJECTS", "build"]
 
@@ -40,7 +41,7 @@ class _Entry:
     """One variant with one configuration of its kernel's tuning space: one unit."""
 
     variant: BuildVariant
-    description: _bridge.KernelDescription
+    description: KernelDescription
     configuration: int
 
 
@@ -60,7 +61,7 @@ def build(
         _Entry(variant, description, index)
         for variant in variants
         for index, description in enumerate(
-            _bridge.describe_configurations(variant.spec, variant.configurations if timed else 1)
+            describe_configurations(variant.spec, variant.configurations if timed else 1)
         )
     ]
     names = _names(kernel_name, entries)
@@ -122,7 +123,7 @@ def _launched(entry: _Entry) -> str:
 
 def _fixed(variant: BuildVariant) -> Fixed:
     """What ``variant`` fixes of the calls it serves, as the compiler takes it."""
-    sizes = {_bridge.size_name(parameter, dim): size for parameter, dim, size in variant.sizes}
+    sizes = {size_name(parameter, dim): size for parameter, dim, size in variant.sizes}
     return Fixed(dict(variant.constants), sizes)
 
 

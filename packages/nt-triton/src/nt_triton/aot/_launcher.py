@@ -4,11 +4,12 @@ What a just-in-time call does on the host before it launches (the argument
 checks of ``ninetoothed.runtime.binding`` that need no dtype, then nt-triton's
 generated host function: sizes and strides, the 64-bit decision, layout
 flags, size alignments, memory written tensors share, the grid and its
-checks) is written here as C, from the same description (:mod:`._bridge`),
-with the same messages; then the launcher picks the first specialisation
-that serves the call (:mod:`._selection`), finds its function in the current
-context and launches it.  One function per translation unit: its statics
-(binaries, variant table, per-context functions) are the unit's own.
+checks) is written here as C, from the same description
+(:mod:`nt_triton.description`), with the same messages; then the launcher
+picks the first specialisation that serves the call (:mod:`._selection`),
+finds its function in the current context and launches it.  One function
+per translation unit: its statics (binaries, variant table, per-context
+functions) are the unit's own.
 """
 
 from __future__ import annotations
@@ -16,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nt_triton.aot import _bridge
 from nt_triton.aot._aliasing import emit_aliasing
-from nt_triton.aot._bridge import KernelDescription, ParameterKind
 from nt_triton.aot._buckets import run_time_padded
 from nt_triton.aot._selection import emit_launch
 from nt_triton.aot._variants import scalar_types
 from nt_triton.aot._writer import Compiled, Writer, c_string
+from nt_triton.description import KernelDescription, ParameterKind, size_name
 
 __all__ = ["launcher_source"]
 
@@ -133,7 +133,7 @@ def _given_size(writer: Writer, t: int, d: int) -> None:
     """Refuse a size other than the one a constexpr size was compiled for
     (``NINETOOTHED_ERROR_NO_VARIANT``: a dispatcher tries its other variants)."""
     parameter = writer.tensors[t]
-    name = _bridge.size_name(parameter.name, d)
+    name = size_name(parameter.name, d)
     if name not in writer.given or not writer.description.signature.by_name[name].constexpr:
         return
     writer.fail(

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from ninetoothed.aot import HEADER_PATH, CParameter
 from ninetoothed.spec.kernel_spec import KernelSpec
-from nt_triton.aot import _bridge, _cc, _compile, _sources, _variants
+from nt_triton.aot import _cc, _compile, _sources, _variants
 from nt_triton.aot._launcher import launcher_source
 from nt_triton.aot._writer import Compiled, c_names
+from nt_triton.description import KernelDescription, compile_job
 
 __all__ = ["Kernel", "compile_kernels", "copy_header", "finish", "parameters", "write_kernel"]
 
@@ -27,7 +28,7 @@ __all__ = ["Kernel", "compile_kernels", "copy_header", "finish", "parameters", "
 class Kernel:
     """A kernel of the library: its description, compiled specialisations and C names."""
 
-    description: _bridge.KernelDescription
+    description: KernelDescription
     compiled: tuple[Compiled, ...]
     name: str
     """Its files' stem and launch function's suffix (``launch_<name>``)."""
@@ -54,7 +55,7 @@ def parameters(spec: KernelSpec) -> tuple[CParameter, ...]:
 
 
 def compile_kernels(
-    descriptions: Sequence[_bridge.KernelDescription],
+    descriptions: Sequence[KernelDescription],
     names: Sequence[str],
     labels: Sequence[str],
     target: _compile.Target,
@@ -68,7 +69,7 @@ def compile_kernels(
     for index, (description, kernel_plans) in enumerate(zip(descriptions, plans)):
         function = description.function() if description.injected else None
         for plan in kernel_plans:
-            jobs.append(_bridge.compile_job(description, plan.specialisation, target))
+            jobs.append(compile_job(description, plan.specialisation, target))
             in_process.append(function)
             job_labels.append(f"{labels[index]} [{plan.describe()}]")
             owners.append(index)

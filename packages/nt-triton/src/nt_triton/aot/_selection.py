@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from ninetoothed.errors import CodegenError
-from nt_triton.aot._bridge import ParameterKind
 from nt_triton.aot._buckets import run_time_padded
 from nt_triton.aot._variants import Plan, Variant
 from nt_triton.aot._writer import Compiled, Writer
+from nt_triton.description import ParameterKind
 
 __all__ = ["emit_launch"]
 

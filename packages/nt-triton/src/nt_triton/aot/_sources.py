@@ -14,7 +14,7 @@ from pathlib import Path
 from ninetoothed.aot import CParameter
 from ninetoothed.runtime.aliasing import EXACT_LIMIT
 from nt_triton.aot._aliasing import MAX_DIMS
-from nt_triton.aot._bridge import INDEX_LIMIT, INT32_LIMIT
+from nt_triton.description import INDEX_LIMIT, INT32_LIMIT
 
 __all__ = ["header", "translation_unit"]
 

@@ -34,7 +34,7 @@ from ninetoothed.arrangement.dtype import DataType, triton_type_name
 from ninetoothed.arrangement.symbol import Symbol, evaluate, next_power_of_two
 from ninetoothed.errors import CodegenError
 from nt_triton.aot import _buckets
-from nt_triton.aot._bridge import (
+from nt_triton.description import (
     KernelDescription,
     KernelParameter,
     ParameterKind,

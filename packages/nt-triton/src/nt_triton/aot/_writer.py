@@ -17,11 +17,10 @@ from typing import Any
 from ninetoothed.arrangement.symbol import SymbolLike
 from ninetoothed.errors import CodegenError
 from ninetoothed.spec.kernel_spec import KernelSpec
-from nt_triton.aot import _bridge
-from nt_triton.aot._bridge import KernelDescription
 from nt_triton.aot._cexpr import to_c
 from nt_triton.aot._compile import Binary
 from nt_triton.aot._variants import Plan
+from nt_triton.description import KernelDescription, size_name, stride_name
 
 __all__ = ["Compiled", "Writer", "c_names", "c_string"]
 
@@ -73,8 +72,8 @@ class Writer:
         self.locals: dict[str, str] = {}
         for t, parameter in enumerate(self.tensors):
             for d in range(parameter.source.ndim):
-                self.locals[_bridge.size_name(parameter.name, d)] = f"nt_size_{t}_{d}"
-                self.locals[_bridge.stride_name(parameter.name, d)] = f"nt_stride_{t}_{d}"
+                self.locals[size_name(parameter.name, d)] = f"nt_size_{t}_{d}"
+                self.locals[stride_name(parameter.name, d)] = f"nt_stride_{t}_{d}"
         for name, value in description.meta.items():
             self.locals[name] = f"INT64_C({int(value)})"
         for name in self.spec.constexpr_symbols:  # compiled in: the library's values
