@@ -9,6 +9,7 @@ take the same winner, which the shared table then holds.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,15 @@ CHILD = "support.tuning_together"
 
 
 def ranks(
-    tmp_path: Path, mode: str, switch: str, per_rank: str = "", workers: str = "0"
+    tmp_path: Path,
+    mode: str,
+    switch: str,
+    per_rank: str = "",
+    workers: str = "0",
+    framework: dict[str, str] | None = None,
 ) -> list[dict]:
     extra = {
+        **(framework or {}),
         "NT_TEST_CACHE_PER_RANK": per_rank,
         "NINETOOTHED_CACHE_DIR": str(tmp_path / "cache"),
         "NINETOOTHED_TUNING": "on",
@@ -55,6 +62,28 @@ def test_each_candidate_is_compiled_loaded_and_timed_by_exactly_one_rank(tmp_pat
     # Each rank sizes its compile workers as one of the two processes on this host.
     assert first["sharing"] == second["sharing"] == [2]
     assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
+
+
+def test_the_ranks_of_a_paddle_job_tune_together_too(tmp_path):
+    pytest.importorskip("paddle")
+    paddle = {"NT_TEST_FRAMEWORK": "paddle", "NT_TEST_PADDLE_PORTS": ",".join(_free_ports(3))}
+    first, second = ranks(tmp_path, "workers", "1", workers="", framework=paddle)
+    assert sorted(first["ran"] + second["ran"]) == sorted(BLOCKS)  # each once
+    assert sorted(first["compiled"] + second["compiled"]) == sorted(BLOCKS)
+    assert first["sharing"] == second["sharing"] == [2]
+    assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
+
+
+def _free_ports(count: int) -> list[str]:
+    """Ports free now (for Paddle's store and ranks)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for one in sockets:
+            one.bind(("127.0.0.1", 0))
+        return [str(one.getsockname()[1]) for one in sockets]
+    finally:
+        for one in sockets:
+            one.close()
 
 
 def test_ranks_with_tables_of_their_own_still_agree(tmp_path):

@@ -14,7 +14,9 @@ pick different configurations.  ``MODE``:
   that records each job it compiles and the share of the host each rank asks for.
 
 ``NT_TEST_CACHE_PER_RANK=1`` gives each rank a cache of its own (as ranks on
-different hosts have).
+different hosts have).  ``NT_TEST_FRAMEWORK=paddle`` joins a Paddle job
+instead (gloo, on the ports ``NT_TEST_PADDLE_PORTS`` lists: the store's, then
+one per rank), whose group is ``nt_paddle``'s.
 
 It answers, as one JSON line: the configuration chosen, the ones this rank
 compiled, loaded and ran, what a second tuner of the same kernel (reading the
@@ -121,13 +123,42 @@ def _counting_workers() -> tuple[_Pool, list[int]]:
     return pool, sharing
 
 
+def _join(rank: int, size: int, barrier: Path) -> tuple[Any, Any]:
+    """Join the job's group (torch's or Paddle's); returns its group function (the
+    framework's ``HostReads.group``) and a function that waits for every rank and leaves."""
+    if os.environ.get("NT_TEST_FRAMEWORK") != "paddle":
+        torch.distributed.init_process_group(
+            "gloo", init_method=f"file://{barrier / 'rendezvous'}", rank=rank, world_size=size
+        )
+
+        def leave() -> None:
+            torch.distributed.barrier()
+            torch.distributed.destroy_process_group()
+
+        return process_group, leave
+    import paddle.distributed
+
+    from nt_paddle._distributed import process_group as paddle_group
+
+    store, *ports = os.environ["NT_TEST_PADDLE_PORTS"].split(",")
+    endpoints = [f"127.0.0.1:{port}" for port in ports]
+    os.environ.update(  # what paddle.distributed.launch sets for each rank
+        PADDLE_MASTER=f"127.0.0.1:{store}", PADDLE_TRAINER_ID=str(rank),
+        PADDLE_GLOBAL_RANK=str(rank), PADDLE_LOCAL_RANK=str(rank),
+        PADDLE_RANK_IN_NODE=str(rank), PADDLE_TRAINERS_NUM=str(size),
+        PADDLE_GLOBAL_SIZE=str(size), PADDLE_LOCAL_SIZE=str(size), PADDLE_NNODES="1",
+        PADDLE_TRAINER_ENDPOINTS=",".join(endpoints), PADDLE_CURRENT_ENDPOINT=endpoints[rank],
+        PADDLE_DISTRI_BACKEND="gloo",
+    )  # fmt: skip
+    paddle.distributed.init_parallel_env()
+    return paddle_group, paddle.distributed.barrier
+
+
 def main(argv: list[str]) -> None:
     rank, size, barrier, mode = int(argv[0]), int(argv[1]), Path(argv[2]), argv[3]
     if os.environ.get("NT_TEST_CACHE_PER_RANK"):  # as on two hosts: a table each
         os.environ["NINETOOTHED_CACHE_DIR"] += f"/rank{rank}"
-    torch.distributed.init_process_group(
-        "gloo", init_method=f"file://{barrier / 'rendezvous'}", rank=rank, world_size=size
-    )
+    group, leave = _join(rank, size, barrier)
     wait_for_the_others(rank, barrier)
     key = ("k", rank) if mode == "different" else ("k",)
     ran: list[int] = []
@@ -140,14 +171,13 @@ def main(argv: list[str]) -> None:
             call = stub_call(
                 rank, key, ran, mode == "fail" and rank == 0, loaded, mode != "workers"
             )
-            chosen = tuner.choose(key, "gpu", lambda: call, process_group)
+            chosen = tuner.choose(key, "gpu", lambda: call, group)
             error = ""
         except Exception as raised:  # noqa: BLE001 - answered to the test
             chosen, error = CONFIGURATIONS[0], f"{type(raised).__name__}: {raised}"
         again = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
-        reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), process_group)
-    torch.distributed.barrier()
-    torch.distributed.destroy_process_group()
+        reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), group)
+    leave()
     answer = {
         "chosen": chosen.values["B"],
         "ran": sorted(set(ran)),

@@ -14,7 +14,7 @@
   imported results, else the space's first configuration, with a warning once),
   ``off`` (always the space's first configuration).
 * ``NINETOOTHED_TUNE_TOGETHER``: ``1`` makes the processes of a job (PyTorch's
-  initialised default process group) tune each new kernel specialisation
+  initialised default process group, Paddle's global group) tune each new kernel specialisation
   together, each timing its share of the configurations (default ``0``;
   :func:`nt_triton.tuner.tune_together` switches it from Python).
 * ``NINETOOTHED_TUNING_PROGRESS``: ``1`` shows tuning progress on stderr,
@@ -24,7 +24,8 @@
 * ``NINETOOTHED_COMPILE_WORKERS``: worker processes that compile while tuning
   (default: one fewer than the CPUs this process may use (:func:`usable_cpus`),
   at most 16; processes of a job on one host tuning together
-  (``LOCAL_WORLD_SIZE``, set by ``torchrun``) each take one fewer than their
+  (``LOCAL_WORLD_SIZE`` set by ``torchrun``, ``PADDLE_LOCAL_SIZE`` by Paddle's
+  launcher) each take one fewer than their
   share of them; ``0`` compiles in the calling process, in threads, without a
   budget).
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
