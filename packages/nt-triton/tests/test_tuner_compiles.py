@@ -104,3 +104,14 @@ def test_the_pool_reports_every_job_once_as_it_finishes(tmp_path, monkeypatch):
         pool.close()
     assert sorted(heard) == [(0, False), (1, False), (2, False)]
     assert "died" in answers[0]["error"] and "KeyError" in answers[1]["error"]
+
+
+def test_a_worker_that_died_while_idle_is_replaced_before_its_next_job():
+    pool = workers.CompilePool(1)
+    try:
+        pool.start()
+        pool.workers[0].kill()  # dead before the run: sending it a job fails
+        answers = pool.run([{"broken": True}], 30.0)
+    finally:
+        pool.close()
+    assert "KeyError" in answers[0]["error"]  # a new worker answered the job

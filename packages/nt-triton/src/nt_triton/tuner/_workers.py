@@ -15,6 +15,7 @@ compiled while the rest compile.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
@@ -110,7 +111,8 @@ class CompilePool:
             worker.job = None
 
         def replace(worker: _Worker) -> None:
-            selector.unregister(worker.output)
+            with contextlib.suppress(KeyError):  # one that failed to take a job is not in it
+                selector.unregister(worker.output)
             worker.kill()
             self.workers[self.workers.index(worker)] = _Worker()
 
