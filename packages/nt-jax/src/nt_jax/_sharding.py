@@ -5,9 +5,9 @@ has no partitioning rule, so XLA's partitioner cannot split it over the
 devices its operands are placed on.  Depending on the operands it gathers
 them onto one device (correct, not parallel) or fails with an error of its
 own about shardings it cannot convert.  A rule
-(``jax.experimental.custom_partitioning``) cannot run our kernels there
-either: a callback inside a custom partitioning crashes the process (JAX
-0.10, the interpreter's path on the CPU).
+(``jax.experimental.custom_partitioning``) could not be tested on the CPU:
+a callback inside a custom partitioning (the interpreter's launch) crashes
+the process (JAX 0.10).
 
 So a kernel refuses, while it is traced, any operand whose type places it on
 a mesh of several devices that ``shard_map`` does not manage (its axes are
