@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Every check that needs two GPUs of one host, in one call (about 7 minutes):
+# Every check that needs two GPUs of one host, in one call (about 8 minutes):
 #   bash tools/multi_gpu_checks.sh
 # Expects the packages installed (editable: tools/gpu_session.sh does it) and
 # two visible GPUs. Each step runs under its own time limit, and under what is
-# left of NT_DEADLINE_SECONDS (default 480, counted from the start); a step
+# left of NT_DEADLINE_SECONDS (default 520, counted from the start); a step
 # that fails or times out is reported and the next one runs. Logs and figures
 # go to $OUT (or ./multi-gpu-logs):
-#   info.txt               GPUs and versions
+#   info.txt               GPUs, versions, CPUs and compile workers (1 rank, 2)
 #   tests.log              the multi-GPU tests (tensor-parallel block under
-#                          torchrun/NCCL, JAX shard_map, two GPUs in one
-#                          process, eight processes sharing one cache)
+#                          torchrun/NCCL, JAX shard_map and its refusals,
+#                          two GPUs in one process, eight processes sharing
+#                          one cache, tuning together's split over gloo)
 #   first_call.jsonl       first call of mm 4096^3 (tuning included): 1 rank and
 #                          2 ranks tuning together, alternated over
 #                          NT_FIRST_CALL_ROUNDS rounds (default 3), then 2
@@ -27,7 +28,7 @@ mkdir -p "$LOGS"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 unset TRITON_INTERPRET
 START=$SECONDS
-DEADLINE="${NT_DEADLINE_SECONDS:-480}"
+DEADLINE="${NT_DEADLINE_SECONDS:-520}"
 SUMMARY="$LOGS/summary.txt"
 : >"$SUMMARY"
 
@@ -60,6 +61,9 @@ fresh_caches() {
     nvidia-smi -L
     python3 -c "import torch, triton, jax; print('torch', torch.__version__, 'triton', \
 triton.__version__, 'jax', jax.__version__, 'GPUs', torch.cuda.device_count())"
+    python3 -c "import os; from nt_triton import knobs; print('CPUs', os.cpu_count(), 'usable', \
+knobs.usable_cpus(), 'compile workers: 1 rank', knobs.compile_workers(1), '2 ranks', \
+knobs.compile_workers(2), 'each')"
 } >"$LOGS/info.txt" 2>&1
 cat "$LOGS/info.txt"
 
