@@ -63,8 +63,12 @@ class _Pool:
 
     def __init__(self) -> None:
         self.compiled: list[int] = []
+        self.limit: int | None = None
 
-    def run(self, jobs: list[dict[str, Any]], budget: float, done: Any) -> list[dict[str, Any]]:
+    def run(
+        self, jobs: list[dict[str, Any]], budget: float, done: Any, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        self.limit = limit
         answers = []
         for index, job in enumerate(jobs):
             self.compiled.append(job["B"])

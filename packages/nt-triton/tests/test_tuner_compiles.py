@@ -28,10 +28,14 @@ class _Pool:
 
     def __init__(self, loaded: list[int]) -> None:
         self.order: list[int] = []
+        self.limit: int | None = None
         self.loaded_when_done: list[list[int]] = []
         self._loaded = loaded
 
-    def run(self, jobs: list[dict[str, Any]], budget: float, done: Any) -> list[dict[str, Any]]:
+    def run(
+        self, jobs: list[dict[str, Any]], budget: float, done: Any, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        self.limit = limit
         answers = []
         for index, job in enumerate(jobs):
             self.order.append(job["B"])
@@ -64,6 +68,7 @@ def test_the_likeliest_slowest_compile_starts_first_and_each_loads_as_it_compile
     tuner = Tuner("k", "k_order", [tuning.Configuration({"B": b}) for b in BLOCKS], _Sizing())
     best, _ = tuner.tune(_call(loaded, ran))
     assert pool.order == [256, 128, 64, 32, 16]  # largest tiles first
+    assert pool.limit == 4  # NINETOOTHED_COMPILE_WORKERS at once, whatever the pool holds
     # Each configuration is loaded as soon as its compile answers, not after all of them.
     assert pool.loaded_when_done == [[256], [256], [256, 64], [256, 64, 32], [256, 64, 32, 16]]
     assert sorted(loaded) == [16, 32, 64, 256]  # 128 went over budget: never loaded
@@ -115,3 +120,18 @@ def test_a_worker_that_died_while_idle_is_replaced_before_its_next_job():
     finally:
         pool.close()
     assert "KeyError" in answers[0]["error"]  # a new worker answered the job
+
+
+def test_a_pool_grown_by_an_earlier_tuning_compiles_at_most_the_limit_at_once():
+    pool = workers.CompilePool(3)
+    busy: list[int] = []
+
+    def done(index: int, answer: dict[str, Any]) -> None:
+        busy.append(sum(worker.job is not None for worker in pool.workers))
+
+    try:
+        answers = pool.run([{"broken": True}] * 4, 30.0, done, limit=1)
+    finally:
+        pool.close()
+    assert len(answers) == 4 and all("KeyError" in answer["error"] for answer in answers)
+    assert busy and max(busy) <= 1, busy  # the next job had started: one at a time

@@ -333,7 +333,8 @@ class Tuner:
             if answer.get("ok"):
                 compiled_one(order[position])
 
-        answers = workers.pool(min(size, len(jobs))).run(jobs, knobs.compile_budget(), done)
+        at_once = min(size, len(jobs))  # a pool grown by an earlier tuning may hold more
+        answers = workers.pool(at_once).run(jobs, knobs.compile_budget(), done, at_once)
         for answer in answers:
             if not answer.get("ok"):
                 reason = str(answer.get("error", "?")).split(":")[0]

@@ -90,14 +90,21 @@ class CompilePool:
         jobs: Sequence[Answer],
         budget: float,
         done: Callable[[int, Answer], None] | None = None,
+        limit: int | None = None,
     ) -> list[Answer]:
-        """Compile every job; each answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``."""
+        """Compile every job, at most ``limit`` at once (default: on every worker); each
+        answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``, and ``done(index,
+        answer)`` hears of each as it finishes."""
         with self._lock:
             self.start()
-            return self._run(jobs, budget, done)
+            return self._run(jobs, budget, done, limit or self.size)
 
     def _run(
-        self, jobs: Sequence[Answer], budget: float, done: Callable[[int, Answer], None] | None
+        self,
+        jobs: Sequence[Answer],
+        budget: float,
+        done: Callable[[int, Answer], None] | None,
+        limit: int,
     ) -> list[Answer]:
         answers: list[Answer | None] = [None] * len(jobs)
         pending = list(range(len(jobs)))
@@ -117,13 +124,15 @@ class CompilePool:
             self.workers[self.workers.index(worker)] = _Worker()
 
         def dispatch() -> None:
+            busy = sum(w.job is not None for w in self.workers)
             for worker in list(self.workers):
-                if worker.job is None and pending:
+                if worker.job is None and pending and busy < limit:
                     index = pending.pop(0)
                     if not worker.send(index, jobs[index], budget):
                         pending.insert(0, index)
                         replace(worker)
                         continue
+                    busy += 1
                     selector.register(worker.output, selectors.EVENT_READ, worker)
 
         try:
