@@ -47,7 +47,9 @@ def _check(answer: dict, tolerance: float, explicit: bool = False) -> None:
         assert "placed over 2 devices (mesh {'x': 2}" in message, (name, message)
         assert "jax.shard_map" in message and message.startswith("kernel '"), (name, message)
     assert "argument 'input'" in under_jit["mm rows"], under_jit
-    if explicit or under_jit["mm explicit"]:  # a mesh of explicit axes: the spec is known
+    # A mesh of explicit axes: the spec is known (required on the CPU's JAX; elsewhere
+    # checked where the kernel was reached).
+    if explicit or under_jit["mm explicit"].startswith("kernel '"):
         assert "sharded P('x', None)" in under_jit["mm explicit"], under_jit
     assert set(answer) == CASES
     for name, result in answer.items():

@@ -92,7 +92,7 @@ def _refused_under_jit(a: jax.Array, b: jax.Array, v: jax.Array, mesh: Mesh) -> 
     """What kernels staged under ``jax.jit`` on arrays placed over the mesh raise, outside
     ``shard_map``: ``mm`` on rows sharded (automatic axes), the user's kernel on a vector
     replicated over the mesh, and ``mm`` on a mesh of explicit axes (where this JAX has
-    them; empty where not)."""
+    them; empty where not, "not run: ..." where JAX itself refused first)."""
     rows = jax.device_put(a, NamedSharding(mesh, P("x", None)))
     replicated = jax.device_put(v, NamedSharding(mesh, P()))
     answer = {
@@ -102,10 +102,15 @@ def _refused_under_jit(a: jax.Array, b: jax.Array, v: jax.Array, mesh: Mesh) -> 
     }
     axis_type = getattr(jax.sharding, "AxisType", None)
     if axis_type is not None and hasattr(jax, "set_mesh"):
-        explicit = jax.make_mesh((2,), ("x",), axis_types=(axis_type.Explicit,))
-        with jax.set_mesh(explicit):
-            placed = jax.device_put(a, NamedSharding(explicit, P("x", None)))
-            answer["mm explicit"] = _error(lambda: jax.jit(ops.mm)(placed, b))
+        explicit = jax.make_mesh(
+            (2,), ("x",), axis_types=(axis_type.Explicit,), devices=mesh.devices.tolist()
+        )
+        try:
+            with jax.set_mesh(explicit):
+                placed = jax.device_put(a, NamedSharding(explicit, P("x", None)))
+                answer["mm explicit"] = _error(lambda: jax.jit(ops.mm)(placed, b))
+        except Exception as error:  # noqa: BLE001 - JAX's own, before the kernel: reported
+            answer["mm explicit"] = f"not run: {type(error).__name__}: {error}"
     return answer
 
 
