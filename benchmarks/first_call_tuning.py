@@ -9,7 +9,8 @@ at empty folders) so the first call tunes.  Each rank times its first call
 Rank 0 prints one JSON line: the seconds of every rank's first call, every
 rank's configuration, and whether they are all the same; and per rank where
 the time went (``phases``: seconds compiling its candidates, which includes
-loading each as it compiles, and measuring them, within the whole tuning) and
+loading each as it compiles, measuring them, and waiting in the ranks'
+collectives, within the whole tuning) and
 the CPUs and compile workers it had.
 """
 
@@ -55,24 +56,26 @@ def _record_choices() -> list[dict[str, Any]]:
 
 
 def _record_phases() -> dict[str, float]:
-    """Seconds this process spends tuning, compiling and measuring (summed over tunings)."""
+    """Seconds this process spends tuning, compiling (loading each candidate as it
+    compiles), measuring, and in the ranks' collectives (summed over tunings)."""
     from nt_triton.tuner._core import Tuner
 
-    phases = {"tune": 0.0, "compile": 0.0, "measure": 0.0}
+    phases = {"tune": 0.0, "compile": 0.0, "measure": 0.0, "collectives": 0.0}
 
-    def timed(name: str, method: Any) -> Any:
+    def timed(name: str, function: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             began = time.perf_counter()
             try:
-                return method(*args, **kwargs)
+                return function(*args, **kwargs)
             finally:
                 phases[name] += time.perf_counter() - began
 
         return wrapper
 
-    for name in phases:
-        method = "_" + name if name != "tune" else name
+    for name, method in (("tune", "tune"), ("compile", "_compile"), ("measure", "_measure")):
         setattr(Tuner, method, timed(name, getattr(Tuner, method)))
+    for collective in ("agree", "gather"):  # the tuner calls them through the module
+        setattr(together, collective, timed("collectives", getattr(together, collective)))
     return phases
 
 
