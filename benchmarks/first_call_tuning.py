@@ -7,7 +7,11 @@ at empty folders) so the first call tunes.  Each rank times its first call
 (float16, synchronised), and the configuration the tuner chose; with
 ``--together`` the ranks tune together (``nt_triton.tuner.tune_together``).
 Rank 0 prints one JSON line: the seconds of every rank's first call, every
-rank's configuration, and whether they are all the same.
+rank's configuration, and whether they are all the same; and per rank where
+the time went (``phases``: seconds compiling its candidates, which includes
+loading each as it compiles, measuring them, and waiting in the ranks'
+collectives, within the whole tuning) and
+the CPUs and compile workers it had.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ import torch
 import torch.distributed as dist
 
 from nt_torch import ops
+from nt_torch._distributed import process_group
+from nt_triton import knobs
+from nt_triton.tuner import _together as together
 from nt_triton.tuner import tune_together
 
 
@@ -48,6 +55,30 @@ def _record_choices() -> list[dict[str, Any]]:
     return chosen
 
 
+def _record_phases() -> dict[str, float]:
+    """Seconds this process spends tuning, compiling (loading each candidate as it
+    compiles), measuring, and in the ranks' collectives (summed over tunings)."""
+    from nt_triton.tuner._core import Tuner
+
+    phases = {"tune": 0.0, "compile": 0.0, "measure": 0.0, "collectives": 0.0}
+
+    def timed(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                phases[name] += time.perf_counter() - began
+
+        return wrapper
+
+    for name, method in (("tune", "tune"), ("compile", "_compile"), ("measure", "_measure")):
+        setattr(Tuner, method, timed(name, getattr(Tuner, method)))
+    for collective in ("agree", "gather"):  # the tuner calls them through the module
+        setattr(together, collective, timed("collectives", getattr(together, collective)))
+    return phases
+
+
 def main() -> None:
     """Time the first call on every rank; rank 0 prints the summary."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -59,6 +90,7 @@ def main() -> None:
     dist.init_process_group("nccl", device_id=device)
     tune_together(arguments.together)
     chosen = _record_choices()
+    phases = _record_phases()
     n = arguments.size
     a = torch.randn(n, n, dtype=torch.float16, device=device)
     b = torch.randn(n, n, dtype=torch.float16, device=device)
@@ -70,7 +102,16 @@ def main() -> None:
     seconds = time.perf_counter() - start
     error = float((c.float() - a.float() @ b.float()).abs().max())
     answers: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(answers, {"seconds": seconds, "chosen": chosen, "error": error})
+    sharing = together.sharing(together.group(process_group))
+    mine = {
+        "seconds": seconds,
+        "chosen": chosen,
+        "error": error,
+        "phases": {name: round(value, 3) for name, value in phases.items()},
+        "cpus": knobs.usable_cpus(),
+        "compile_workers": knobs.compile_workers(sharing),
+    }
+    dist.all_gather_object(answers, mine)
     if dist.get_rank() == 0:
         summary = {
             "ranks": len(answers),
@@ -79,6 +120,9 @@ def main() -> None:
             "same_configuration": all(a["chosen"] == answers[0]["chosen"] for a in answers),
             "configurations": [answer["chosen"] for answer in answers],
             "max_error": max(answer["error"] for answer in answers),
+            "phases": [answer["phases"] for answer in answers],
+            "cpus": answers[0]["cpus"],
+            "compile_workers": [answer["compile_workers"] for answer in answers],
         }
         print(json.dumps(summary))
     dist.destroy_process_group()

@@ -35,11 +35,22 @@ def _run(extra: dict[str, str]) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-def _check(answer: dict, tolerance: float) -> None:
+def _check(answer: dict, tolerance: float, explicit: bool = False) -> None:
     refused = answer.pop("eager on a sharded array")["error"]
     # Outside shard_map, an eager call on a sharded array is refused, naming the sharding.
     assert "sharded over 2 devices" in refused and "P('x', None)" in refused, refused
     assert "shard_map" in refused, refused
+    # So is a kernel staged under jax.jit on arrays placed over the mesh, sharded or not.
+    under_jit = answer.pop("jit outside shard_map")
+    for name in ("mm rows", "user kernel replicated"):
+        message = under_jit[name]
+        assert "placed over 2 devices (mesh {'x': 2}" in message, (name, message)
+        assert "jax.shard_map" in message and message.startswith("kernel '"), (name, message)
+    assert "argument 'input'" in under_jit["mm rows"], under_jit
+    # A mesh of explicit axes: the spec is known (required on the CPU's JAX; elsewhere
+    # checked where the kernel was reached).
+    if explicit or under_jit["mm explicit"].startswith("kernel '"):
+        assert "sharded P('x', None)" in under_jit["mm explicit"], under_jit
     assert set(answer) == CASES
     for name, result in answer.items():
         assert result["difference"] <= tolerance, (name, result)
@@ -53,7 +64,7 @@ def test_kernels_inside_shard_map_over_two_cpu_devices_equal_one() -> None:
         "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
         "TRITON_INTERPRET": "1",
     }
-    _check(_run(extra), 1e-4)
+    _check(_run(extra), 1e-4, explicit=True)
 
 
 def _gpus() -> int:

@@ -9,10 +9,12 @@ take the same winner, which the shared table then holds.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 from support.processes import run_processes
+from support.tuning_together import BLOCKS
 
 from nt_triton import knobs
 from nt_triton.tuner import _together as together
@@ -22,13 +24,22 @@ from nt_triton.tuner._core import TuningCall
 CHILD = "support.tuning_together"
 
 
-def ranks(tmp_path: Path, mode: str, switch: str, per_rank: str = "") -> list[dict]:
+def ranks(
+    tmp_path: Path,
+    mode: str,
+    switch: str,
+    per_rank: str = "",
+    workers: str = "0",
+    framework: dict[str, str] | None = None,
+) -> list[dict]:
     extra = {
+        **(framework or {}),
         "NT_TEST_CACHE_PER_RANK": per_rank,
         "NINETOOTHED_CACHE_DIR": str(tmp_path / "cache"),
         "NINETOOTHED_TUNING": "on",
         "NINETOOTHED_TUNE_TOGETHER": switch,
-        "NINETOOTHED_COMPILE_WORKERS": "0",
+        "NINETOOTHED_COMPILE_WORKERS": workers,
+        "LOCAL_WORLD_SIZE": "2",
         "GLOO_SOCKET_IFNAME": "lo",
     }
     return run_processes(CHILD, 2, tmp_path / "barrier", [mode], extra=extra, timeout=120)
@@ -39,6 +50,40 @@ def test_ranks_tuning_together_split_the_candidates_and_take_the_same_winner(tmp
     assert first["chosen"] == second["chosen"] == 16  # rank 1's share holds the fastest
     assert first["ran"] == [64, 128, 256] and second["ran"] == [16, 32]  # every 2nd from each
     assert first["reread"] == second["reread"] == 16  # the table holds the winner
+
+
+def test_each_candidate_is_compiled_loaded_and_timed_by_exactly_one_rank(tmp_path):
+    first, second = ranks(tmp_path, "workers", "1", workers="")
+    every = sorted(BLOCKS)
+    for stage in ("compiled", "loaded", "ran"):
+        mine, theirs = first[stage], second[stage]
+        assert sorted(mine + theirs) == every, (stage, mine, theirs)  # once in all
+    assert sorted(first["compiled"]) == first["ran"] and sorted(second["compiled"]) == second["ran"]
+    # Each rank sizes its compile workers as one of the two processes on this host.
+    assert first["sharing"] == second["sharing"] == [2]
+    assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
+
+
+def test_the_ranks_of_a_paddle_job_tune_together_too(tmp_path):
+    pytest.importorskip("paddle")
+    paddle = {"NT_TEST_FRAMEWORK": "paddle", "NT_TEST_PADDLE_PORTS": ",".join(_free_ports(3))}
+    first, second = ranks(tmp_path, "workers", "1", workers="", framework=paddle)
+    assert sorted(first["ran"] + second["ran"]) == sorted(BLOCKS)  # each once
+    assert sorted(first["compiled"] + second["compiled"]) == sorted(BLOCKS)
+    assert first["sharing"] == second["sharing"] == [2]
+    assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
+
+
+def _free_ports(count: int) -> list[str]:
+    """Ports free now (for Paddle's store and ranks)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for one in sockets:
+            one.bind(("127.0.0.1", 0))
+        return [str(one.getsockname()[1]) for one in sockets]
+    finally:
+        for one in sockets:
+            one.close()
 
 
 def test_ranks_with_tables_of_their_own_still_agree(tmp_path):
@@ -96,17 +141,35 @@ def test_the_environment_variable_switches_it(monkeypatch, value, expected):
     assert knobs.tune_together() is expected
 
 
-def test_ranks_on_one_host_share_its_compile_workers(monkeypatch):
+@pytest.mark.parametrize(
+    ("cpus", "alone", "each_of_two"),
+    [(32, 16, 15), (16, 15, 7), (2, 1, 1)],  # 32: the cap is per process, not per host
+)
+def test_ranks_on_one_host_share_its_compile_workers(monkeypatch, cpus, alone, each_of_two):
     class Four:
         rank, size = 1, 4
 
     monkeypatch.delenv("NINETOOTHED_COMPILE_WORKERS", raising=False)
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
-    monkeypatch.setattr("os.cpu_count", lambda: 17)
+    monkeypatch.setattr(knobs, "usable_cpus", lambda: cpus)
     assert together.sharing(Four()) == 2
-    assert knobs.compile_workers(together.sharing(Four())) == 8
-    assert knobs.compile_workers() == 16
+    assert knobs.compile_workers(together.sharing(Four())) == each_of_two
+    assert knobs.compile_workers() == alone
     assert together.share(list(range(10)), Four()) == [1, 5, 9]
+
+
+def test_usable_cpus_are_the_affinity_within_a_container_quota(monkeypatch, tmp_path):
+    read_quota = knobs._cgroup_quota
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(12)), raising=False)
+    monkeypatch.setattr(knobs, "_cgroup_quota", lambda: None)
+    assert knobs.usable_cpus() == 12
+    monkeypatch.setattr(knobs, "_cgroup_quota", lambda: 3)
+    assert knobs.usable_cpus() == 3
+    quota = tmp_path / "cpu.max"
+    quota.write_text("250000 100000\n")
+    assert read_quota(quota) == 3  # 2.5 CPUs: rounded up
+    quota.write_text("max 100000\n")
+    assert read_quota(quota) is None
 
 
 def test_a_rank_with_no_share_takes_the_others_winner(tmp_path, monkeypatch):

@@ -8,14 +8,18 @@ with the rows of its left operand sharded, ``bmm`` sharded on the batch,
 ``silu`` sharded element-wise, and a kernel of the user's (a vector
 addition made with ``ninetoothed.make``), and compares each with the same
 computation on one device; then calls ``silu`` eagerly on an array sharded
-over the mesh, which is refused.  It prints one JSON line: the largest
-difference per case and the output's sharding, and the refusal's message.
+over the mesh, and ``mm`` and the user's kernel under ``jax.jit`` on arrays
+placed over the mesh outside ``shard_map`` (automatic axes, and explicit
+ones where this JAX has them), which are refused.  It prints one JSON line:
+the largest difference per case and the output's sharding, and each
+refusal's message.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -68,6 +72,7 @@ def main() -> None:
             "devices": len(result.sharding.device_set),
         }
     answer["eager on a sharded array"] = _refused(a, mesh)
+    answer["jit outside shard_map"] = _refused_under_jit(a, b, v, mesh)
     print(json.dumps(answer))
 
 
@@ -81,6 +86,43 @@ def _refused(a: jax.Array, mesh: Mesh) -> dict[str, str]:
     except LaunchError as error:
         return {"error": str(error)}
     return {"error": ""}
+
+
+def _refused_under_jit(a: jax.Array, b: jax.Array, v: jax.Array, mesh: Mesh) -> dict[str, str]:
+    """What kernels staged under ``jax.jit`` on arrays placed over the mesh raise, outside
+    ``shard_map``: ``mm`` on rows sharded (automatic axes), the user's kernel on a vector
+    replicated over the mesh, and ``mm`` on a mesh of explicit axes (where this JAX has
+    them; empty where not, "not run: ..." where JAX itself refused first)."""
+    rows = jax.device_put(a, NamedSharding(mesh, P("x", None)))
+    replicated = jax.device_put(v, NamedSharding(mesh, P()))
+    answer = {
+        "mm rows": _error(lambda: jax.jit(ops.mm)(rows, b)),
+        "user kernel replicated": _error(lambda: jax.jit(_user_add)(replicated, replicated)),
+        "mm explicit": "",
+    }
+    axis_type = getattr(jax.sharding, "AxisType", None)
+    if axis_type is not None and hasattr(jax, "set_mesh"):
+        explicit = jax.make_mesh(
+            (2,), ("x",), axis_types=(axis_type.Explicit,), devices=mesh.devices.tolist()
+        )
+        try:
+            with jax.set_mesh(explicit):
+                placed = jax.device_put(a, NamedSharding(explicit, P("x", None)))
+                answer["mm explicit"] = _error(lambda: jax.jit(ops.mm)(placed, b))
+        except Exception as error:  # noqa: BLE001 - JAX's own, before the kernel: reported
+            answer["mm explicit"] = f"not run: {type(error).__name__}: {error}"
+    return answer
+
+
+def _error(function: Any) -> str:
+    """The message of the LaunchError ``function()`` raises (empty if it returns)."""
+    from ninetoothed.errors import LaunchError
+
+    try:
+        function()
+    except LaunchError as error:
+        return str(error)
+    return ""
 
 
 if __name__ == "__main__":

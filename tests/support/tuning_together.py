@@ -9,14 +9,18 @@ pick different configurations.  ``MODE``:
 
 * ``same``: every rank tunes the same key;
 * ``different``: each rank tunes its own key (the ranks disagree);
-* ``fail``: rank 0's runs all fail (its share is pruned, the others' stand).
+* ``fail``: rank 0's runs all fail (its share is pruned, the others' stand);
+* ``workers``: as ``same``, compiling in a stand-in worker pool (:class:`_Pool`)
+  that records each job it compiles and the share of the host each rank asks for.
 
 ``NT_TEST_CACHE_PER_RANK=1`` gives each rank a cache of its own (as ranks on
-different hosts have).
+different hosts have).  ``NT_TEST_FRAMEWORK=paddle`` joins a Paddle job
+instead (gloo, on the ports ``NT_TEST_PADDLE_PORTS`` lists: the store's, then
+one per rank), whose group is ``nt_paddle``'s.
 
 It answers, as one JSON line: the configuration chosen, the ones this rank
-ran, what a second tuner of the same kernel (reading the table) chooses, and
-the warnings raised.
+compiled, loaded and ran, what a second tuner of the same kernel (reading the
+table) chooses, the processes it counted on this host, and the warnings raised.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import torch
 
 from nt_torch._distributed import process_group
 from nt_triton import _tuning as tuning
+from nt_triton import knobs
+from nt_triton.tuner import _core as core
 from nt_triton.tuner._core import Tuner, TuningCall
 from support.processes import wait_for_the_others
 
@@ -52,11 +58,40 @@ class _Sizing:
         return tuning.Tiles((1,), (), 0, 1)
 
 
-def stub_call(rank: int, key: tuple[Any, ...], ran: list[int], fail: bool) -> TuningCall:
-    """A tuning call whose runs record their block size and whose timer reads :data:`TIMES`."""
+class _Pool:
+    """A stand-in compile pool: every job compiles at once; records the blocks compiled."""
+
+    def __init__(self) -> None:
+        self.compiled: list[int] = []
+        self.limit: int | None = None
+
+    def run(
+        self, jobs: list[dict[str, Any]], budget: float, done: Any, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        self.limit = limit
+        answers = []
+        for index, job in enumerate(jobs):
+            self.compiled.append(job["B"])
+            answers.append({"ok": True})
+            done(index, answers[-1])
+        return answers
+
+
+def stub_call(
+    rank: int,
+    key: tuple[Any, ...],
+    ran: list[int],
+    fail: bool,
+    loaded: list[int] | None = None,
+    in_process: bool = True,
+) -> TuningCall:
+    """A tuning call whose runs record their block size and whose timer reads :data:`TIMES`
+    (``loaded``: where to record each configuration loaded)."""
 
     def launch(configuration: tuning.Configuration) -> Any:
         block = configuration.values["B"]
+        if loaded is not None:
+            loaded.append(block)
         if fail:
             raise RuntimeError(f"out of resources on rank {rank}")
 
@@ -71,35 +106,88 @@ def stub_call(rank: int, key: tuple[Any, ...], ran: list[int], fail: bool) -> Tu
             run()
         return [TIMES[rank % 2][run.block]] * count
 
-    return TuningCall(key, {}, 4, lambda c: {}, launch, timer, in_process=True)
+    def job(configuration: tuning.Configuration) -> dict[str, Any]:
+        return {"B": configuration.values["B"]}
+
+    return TuningCall(key, {}, 4, job, launch, timer, in_process=in_process)
+
+
+def _counting_workers() -> tuple[_Pool, list[int]]:
+    """Compile through a :class:`_Pool`; record the ``sharing`` each tuning sizes it by."""
+    pool = _Pool()
+    sharing: list[int] = []
+    compile_workers = knobs.compile_workers
+
+    def counted(share: int = 1) -> int:
+        sharing.append(share)
+        return compile_workers(share)
+
+    core.workers.pool = lambda size: pool  # type: ignore[assignment]
+    core.knobs.compile_workers = counted  # type: ignore[assignment]
+    return pool, sharing
+
+
+def _join(rank: int, size: int, barrier: Path) -> tuple[Any, Any]:
+    """Join the job's group (torch's or Paddle's); returns its group function (the
+    framework's ``HostReads.group``) and a function that waits for every rank and leaves."""
+    if os.environ.get("NT_TEST_FRAMEWORK") != "paddle":
+        torch.distributed.init_process_group(
+            "gloo", init_method=f"file://{barrier / 'rendezvous'}", rank=rank, world_size=size
+        )
+
+        def leave() -> None:
+            torch.distributed.barrier()
+            torch.distributed.destroy_process_group()
+
+        return process_group, leave
+    import paddle.distributed
+
+    from nt_paddle._distributed import process_group as paddle_group
+
+    store, *ports = os.environ["NT_TEST_PADDLE_PORTS"].split(",")
+    endpoints = [f"127.0.0.1:{port}" for port in ports]
+    os.environ.update(  # what paddle.distributed.launch sets for each rank
+        PADDLE_MASTER=f"127.0.0.1:{store}", PADDLE_TRAINER_ID=str(rank),
+        PADDLE_GLOBAL_RANK=str(rank), PADDLE_LOCAL_RANK=str(rank),
+        PADDLE_RANK_IN_NODE=str(rank), PADDLE_TRAINERS_NUM=str(size),
+        PADDLE_GLOBAL_SIZE=str(size), PADDLE_LOCAL_SIZE=str(size), PADDLE_NNODES="1",
+        PADDLE_TRAINER_ENDPOINTS=",".join(endpoints), PADDLE_CURRENT_ENDPOINT=endpoints[rank],
+        PADDLE_DISTRI_BACKEND="gloo",
+    )  # fmt: skip
+    paddle.distributed.init_parallel_env()
+    return paddle_group, paddle.distributed.barrier
 
 
 def main(argv: list[str]) -> None:
     rank, size, barrier, mode = int(argv[0]), int(argv[1]), Path(argv[2]), argv[3]
     if os.environ.get("NT_TEST_CACHE_PER_RANK"):  # as on two hosts: a table each
         os.environ["NINETOOTHED_CACHE_DIR"] += f"/rank{rank}"
-    torch.distributed.init_process_group(
-        "gloo", init_method=f"file://{barrier / 'rendezvous'}", rank=rank, world_size=size
-    )
+    group, leave = _join(rank, size, barrier)
     wait_for_the_others(rank, barrier)
     key = ("k", rank) if mode == "different" else ("k",)
     ran: list[int] = []
+    loaded: list[int] = []
+    pool, sharing = _counting_workers() if mode == "workers" else (_Pool(), [])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tuner = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
         try:
-            call = stub_call(rank, key, ran, mode == "fail" and rank == 0)
-            chosen = tuner.choose(key, "gpu", lambda: call, process_group)
+            call = stub_call(
+                rank, key, ran, mode == "fail" and rank == 0, loaded, mode != "workers"
+            )
+            chosen = tuner.choose(key, "gpu", lambda: call, group)
             error = ""
         except Exception as raised:  # noqa: BLE001 - answered to the test
             chosen, error = CONFIGURATIONS[0], f"{type(raised).__name__}: {raised}"
         again = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
-        reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), process_group)
-    torch.distributed.barrier()
-    torch.distributed.destroy_process_group()
+        reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), group)
+    leave()
     answer = {
         "chosen": chosen.values["B"],
         "ran": sorted(set(ran)),
+        "compiled": pool.compiled,
+        "loaded": loaded,
+        "sharing": sharing,
         "reread": reread.values["B"],
         "error": error,
         "warnings": [str(w.message) for w in caught],

@@ -534,3 +534,13 @@ def test_pointer_shim_is_a_triton_pointer(dtype: str, expected: str) -> None:
     # Triton reads the part after the last dot, so Paddle's own spelling agrees.
     assert mangle_type(PaddlePointer(tensor.data_ptr(), str(tensor.dtype))) == expected
     assert dtype in TRITON_DTYPES
+
+
+def test_the_fast_path_offers_the_job_s_group_of_ranks_once_there_is_one() -> None:
+    """Tuning together reads Paddle's global group through ``HostReads.group``: None until
+    ``paddle.distributed.init_parallel_env`` (``tests/test_tuning_together.py`` runs a job)."""
+    from nt_paddle import fastpath
+    from nt_paddle._distributed import process_group
+
+    assert fastpath.host_reads(lambda device: contextlib.nullcontext()).group is process_group
+    assert process_group() is None

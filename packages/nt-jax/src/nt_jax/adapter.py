@@ -40,6 +40,7 @@ from ninetoothed.runtime.adapter import Adapter, require_gpu
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import AutodiffBinding, GeneratedKernel, TensorInfo
 from nt_jax import autodiff, callbacks, triton_call
+from nt_jax._sharding import refuse_partitioned
 from nt_jax.eager import EagerCalls
 from nt_jax.roles import Roles, roles
 from nt_triton import TritonKernel
@@ -117,6 +118,8 @@ class JaxAdapter(Adapter):
         """Validate, launch (or, under ``jax.jit``, stage the launch), return the outputs."""
         # JAX launches Triton kernels: jax-triton and the interpreter take nt-triton's.
         triton_kernel = cast(TritonKernel, kernel)
+        names = [check.name for check in kernel.spec.call_checks]
+        refuse_partitioned(kernel.spec.label, names, args)
         # Tracers and ShapeDtypeStructs have no device: they take the device of
         # the call's first concrete array, so they never cause a mismatch.
         fallback = next(

@@ -6,7 +6,8 @@ the kernel's fast path (:class:`ninetoothed.runtime.hookspecs.FastPath`): per te
 hashable), ``dtype`` (its identity, :func:`dtype_read`) and
 ``get_device()``; Paddle's current raw stream; the CUDA current device
 (Paddle's binding of ``cudaGetDevice``) and a guard switching it; timing by
-synchronising; snapshots with ``clone``/``copy_``.  Paddle has no
+synchronising; snapshots with ``clone``/``copy_``; the job's group of ranks
+for tuning together (:mod:`nt_paddle._distributed`).  Paddle has no
 counterpart of PyTorch's C++ tensor guard, so every call builds its key and
 looks its plan up in a dict.
 
@@ -26,6 +27,7 @@ from typing import Any
 import paddle
 
 from ninetoothed.runtime.hookspecs import HostReads
+from nt_paddle._distributed import process_group
 
 
 def _slow_stream(index: int) -> int:
@@ -97,4 +99,5 @@ def host_reads(device_guard: Callable[[int], Any]) -> HostReads:
         device_name=paddle.device.cuda.get_device_name,
         timer=time_runs,
         snapshot=snapshot,
+        group=process_group,
     )

@@ -14,7 +14,7 @@
   imported results, else the space's first configuration, with a warning once),
   ``off`` (always the space's first configuration).
 * ``NINETOOTHED_TUNE_TOGETHER``: ``1`` makes the processes of a job (PyTorch's
-  initialised default process group) tune each new kernel specialisation
+  initialised default process group, Paddle's global group) tune each new kernel specialisation
   together, each timing its share of the configurations (default ``0``;
   :func:`nt_triton.tuner.tune_together` switches it from Python).
 * ``NINETOOTHED_TUNING_PROGRESS``: ``1`` shows tuning progress on stderr,
@@ -22,9 +22,12 @@
 * ``NINETOOTHED_COMPILE_BUDGET``: seconds one configuration may take to
   compile while tuning before it is pruned (default 20).
 * ``NINETOOTHED_COMPILE_WORKERS``: worker processes that compile while tuning
-  (default: CPUs - 1, at most 16, shared out between the processes of a job
-  on one host (``LOCAL_WORLD_SIZE``, set by ``torchrun``) while they tune
-  together; ``0`` compiles in the calling process, in threads, without a budget).
+  (default: one fewer than the CPUs this process may use (:func:`usable_cpus`),
+  at most 16; processes of a job on one host tuning together
+  (``LOCAL_WORLD_SIZE`` set by ``torchrun``, ``PADDLE_LOCAL_SIZE`` by Paddle's
+  launcher) each take one fewer than their
+  share of them; ``0`` compiles in the calling process, in threads, without a
+  budget).
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
   kernel's front end for a GPU target (:mod:`nt_triton._gpu_check`); ``0``
   turns that off (default on).
@@ -34,11 +37,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TextIO
 
 __all__ = [
+    "MAX_COMPILE_WORKERS",
     "cache_dir",
     "cache_dir_is_configured",
     "compile_budget",
@@ -49,7 +54,11 @@ __all__ = [
     "tune_together",
     "tuning_mode",
     "tuning_progress",
+    "usable_cpus",
 ]
+
+MAX_COMPILE_WORKERS = 16
+"""Compile workers one process starts by default (each a Python process holding Triton)."""
 
 
 def interpreting() -> bool:
@@ -109,12 +118,41 @@ def compile_budget() -> float:
 
 
 def compile_workers(sharing: int = 1) -> int:
-    """Worker processes compiling while tuning (0: in the calling process); by default
-    the CPUs' share of one of ``sharing`` processes tuning at once on this host."""
+    """Worker processes compiling while tuning (0: in the calling process).
+
+    By default one fewer than this process's share of the CPUs it may use,
+    ``sharing`` processes of a job tuning at once on this host (each keeps one
+    CPU for loading and timing what its workers compile), at most
+    :data:`MAX_COMPILE_WORKERS`: the cap is per process, so two ranks on a host
+    of 32 CPUs compile with 15 workers each where one alone has 16, and the job
+    tunes in about half the time.
+    """
     configured = os.environ.get("NINETOOTHED_COMPILE_WORKERS")
     if configured is not None and configured.strip():
         return max(0, int(configured))
-    return max(1, min(16, (os.cpu_count() or 2) - 1) // max(1, sharing))
+    share = usable_cpus() // max(1, sharing)
+    return max(1, min(MAX_COMPILE_WORKERS, share - 1))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask (``taskset``, a job
+    scheduler's binding), within a container's CPU quota (cgroup v2 ``cpu.max``);
+    ``os.cpu_count()`` counts the whole host's, which a container may not have."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on this platform
+        count = os.cpu_count() or 2
+    quota = _cgroup_quota()
+    return max(1, min(count, quota) if quota is not None else count)
+
+
+def _cgroup_quota(path: Path = Path("/sys/fs/cgroup/cpu.max")) -> int | None:
+    """The CPUs a cgroup v2 quota allows, rounded up; None where there is none."""
+    try:
+        fields = path.read_text().split()
+        return max(1, math.ceil(int(fields[0]) / int(fields[1])))
+    except (OSError, ValueError, IndexError, ZeroDivisionError):  # "max": no quota
+        return None
 
 
 def tune_together() -> bool:

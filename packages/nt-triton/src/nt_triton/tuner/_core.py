@@ -275,22 +275,32 @@ class Tuner:
         failures, examples = pruned
         if not mine:  # more ranks than candidates: this one times none
             return []
+        loaded: dict[int, Callable[[], None] | None] = {}
+
+        def load(index: int) -> None:
+            """Compile in this process (a disk hit after a worker compiled it) and load;
+            None where that fails (out of resources, launch errors: pruned)."""
+            try:
+                loaded[index] = call.launch(candidates[index])
+            except Exception as error:  # noqa: BLE001 - pruned, counted
+                loaded[index] = None
+                _prune(failures, examples, progress, error)
+
         compiled = self._compile(
-            call, [candidates[i] for i in mine], progress, pruned, knobs.compile_workers(sharing)
+            call, candidates, mine, progress, pruned, knobs.compile_workers(sharing), load
         )
-        compiled_ids = {id(c) for c in compiled}
         runs: list[tuple[int, Callable[[], None]]] = []
-        for index in mine:
-            if id(candidates[index]) not in compiled_ids:
+        for index in compiled:
+            if index not in loaded:  # compiled here, not by a worker
+                load(index)
+            run = loaded[index]
+            if run is None:
                 continue
             try:
-                run = call.launch(candidates[index])
                 run()
                 runs.append((index, run))
             except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
-                _count(failures, error)
-                examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
-                progress.update(pruned=progress.pruned + 1)
+                _prune(failures, examples, progress, error)
         _restore(call)
         return self._measure(call, runs, candidates, progress) if runs else []
 
@@ -298,29 +308,48 @@ class Tuner:
         self,
         call: TuningCall,
         candidates: list[tuning.Configuration],
+        mine: list[int],
         progress: Progress,
         pruned: tuple[dict[str, int], dict[str, str]],
         size: int,
-    ) -> list[tuning.Configuration]:
-        """The candidates that compiled within budget (all of them when compiling in process)
-        in at most ``size`` worker processes."""
+        compiled_one: Callable[[int], None],
+    ) -> list[int]:
+        """The indices among ``mine`` whose candidates compiled within budget (all of them
+        when compiling in process), in order, compiled in at most ``size`` worker
+        processes; ``compiled_one(index)`` hears of each as it compiles, while the
+        others still compile."""
         failures, examples = pruned
-        if call.in_process or size == 0 or len(candidates) == 1:
-            return candidates
-        jobs = [call.job(c) for c in candidates]
+        if call.in_process or size == 0 or len(mine) == 1:
+            return list(mine)
+        # Longest first: the compile likeliest to be slowest never starts last and
+        # runs alone while every other worker idles.
+        order = sorted(mine, key=lambda i: self._compile_weight(call, candidates[i]), reverse=True)
+        jobs = [call.job(candidates[i]) for i in order]
         counts = {"compiled": 0, "pruned": 0}
 
-        def done(index: int, answer: dict[str, Any]) -> None:
+        def done(position: int, answer: dict[str, Any]) -> None:
             counts["compiled" if answer.get("ok") else "pruned"] += 1
             progress.update(compiled=counts["compiled"], pruned=counts["pruned"])
+            if answer.get("ok"):
+                compiled_one(order[position])
 
-        answers = workers.pool(min(size, len(jobs))).run(jobs, knobs.compile_budget(), done)
+        at_once = min(size, len(jobs))  # a pool grown by an earlier tuning may hold more
+        answers = workers.pool(at_once).run(jobs, knobs.compile_budget(), done, at_once)
         for answer in answers:
             if not answer.get("ok"):
                 reason = str(answer.get("error", "?")).split(":")[0]
                 failures[reason] = failures.get(reason, 0) + 1
                 examples.setdefault(reason, str(answer.get("error", "?")))
-        return [c for c, answer in zip(candidates, answers) if answer.get("ok")]
+        ok = {i for i, answer in zip(order, answers) if answer.get("ok")}
+        return [i for i in mine if i in ok]
+
+    def _compile_weight(self, call: TuningCall, configuration: tuning.Configuration) -> float:
+        """How long ``configuration`` is likely to compile, relative to the others: the
+        bytes of its tiles in registers, and of its pipeline's copies of what loops load
+        (larger programs take LLVM and ``ptxas`` longer)."""
+        tiles = self.sizing.tiles({**call.values, **configuration.kwargs()})
+        registers = tiles.registers(call.element_bytes, 1) * 32 * 4  # one warp's 32 threads
+        return float(registers + tiles.pipelined * call.element_bytes * configuration.num_stages)
 
     def _measure(
         self,
@@ -356,6 +385,15 @@ class Tuner:
 def _restore(call: TuningCall) -> None:
     for restore in call.restores:
         restore()
+
+
+def _prune(
+    failures: dict[str, int], examples: dict[str, str], progress: Progress, error: BaseException
+) -> None:
+    """Count a candidate that failed to load or run, keeping the first message of each kind."""
+    _count(failures, error)
+    examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
+    progress.update(pruned=progress.pruned + 1)
 
 
 def _count(failures: dict[str, int], error: BaseException) -> None:

@@ -6,7 +6,8 @@ call's cost, and ranks that may pick different configurations (timings
 differ a little from GPU to GPU) and so round differently.  Switched on
 (:func:`tune_together`, or ``NINETOOTHED_TUNE_TOGETHER=1``) and given the
 framework's group of ranks (:attr:`ninetoothed.runtime.hookspecs.HostReads.group`:
-PyTorch's initialised default process group), the tuner instead
+PyTorch's initialised default process group, Paddle's global group once its
+parallel environment is initialised), the tuner instead
 
 1. gathers what every rank is about to tune (:func:`agree`): the kernel, the
    tuning key and the device model, and any result its tuning table already
@@ -53,7 +54,8 @@ def tune_together(enabled: bool = True) -> None:
 
     Takes effect where the framework has a group of processes: PyTorch's
     default process group, once ``torch.distributed.init_process_group`` has
-    run.  Every rank must switch it on, before its first kernel call (or set
+    run; Paddle's global group, once ``paddle.distributed.init_parallel_env``
+    has run.  Every rank must switch it on, before its first kernel call (or set
     ``NINETOOTHED_TUNE_TOGETHER=1`` for the whole job).
     """
     _SWITCH[0] = bool(enabled)
@@ -76,11 +78,14 @@ def group(framework: Callable[[], RankGroup | None] | None) -> RankGroup | None:
 
 
 def sharing(ranks: RankGroup | None) -> int:
-    """How many processes of the job tune at once on this host (they share its CPUs)."""
+    """How many processes of the job tune at once on this host (they share its CPUs):
+    what the launcher says (``LOCAL_WORLD_SIZE``: ``torchrun``; ``PADDLE_LOCAL_SIZE``:
+    ``paddle.distributed.launch``), else every rank of the job."""
     if ranks is None:
         return 1
+    local = os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("PADDLE_LOCAL_SIZE")
     try:
-        return max(1, min(ranks.size, int(os.environ.get("LOCAL_WORLD_SIZE") or ranks.size)))
+        return max(1, min(ranks.size, int(local or ranks.size)))
     except ValueError:
         return ranks.size
 

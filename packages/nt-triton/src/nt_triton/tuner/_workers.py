@@ -8,12 +8,14 @@ parent kills the worker's process group (``ptxas`` included), records the
 configuration as over budget, and starts a new worker.  A worker that dies
 (LLVM aborts the process on some errors) costs its job, not the call.
 Workers are started on the first tuning of a process and kept for later
-ones.
+ones; the caller hears of each job as it finishes, so it can load what has
+compiled while the rest compile.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
@@ -88,41 +90,54 @@ class CompilePool:
         jobs: Sequence[Answer],
         budget: float,
         done: Callable[[int, Answer], None] | None = None,
+        limit: int | None = None,
     ) -> list[Answer]:
-        """Compile every job; each answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``."""
+        """Compile every job, at most ``limit`` at once (default: on every worker); each
+        answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``, and ``done(index,
+        answer)`` hears of each as it finishes."""
         with self._lock:
             self.start()
-            return self._run(jobs, budget, done)
+            return self._run(jobs, budget, done, limit or self.size)
 
     def _run(
-        self, jobs: Sequence[Answer], budget: float, done: Callable[[int, Answer], None] | None
+        self,
+        jobs: Sequence[Answer],
+        budget: float,
+        done: Callable[[int, Answer], None] | None,
+        limit: int,
     ) -> list[Answer]:
         answers: list[Answer | None] = [None] * len(jobs)
         pending = list(range(len(jobs)))
+        finished: list[int] = []
         selector = selectors.DefaultSelector()
 
         def finish(worker: _Worker, answer: Answer) -> None:
             assert worker.job is not None
             answers[worker.job] = answer
-            if done is not None:
-                done(worker.job, answer)
+            finished.append(worker.job)
             worker.job = None
 
         def replace(worker: _Worker) -> None:
-            selector.unregister(worker.output)
+            with contextlib.suppress(KeyError):  # one that failed to take a job is not in it
+                selector.unregister(worker.output)
             worker.kill()
             self.workers[self.workers.index(worker)] = _Worker()
 
+        def dispatch() -> None:
+            busy = sum(w.job is not None for w in self.workers)
+            for worker in list(self.workers):
+                if worker.job is None and pending and busy < limit:
+                    index = pending.pop(0)
+                    if not worker.send(index, jobs[index], budget):
+                        pending.insert(0, index)
+                        replace(worker)
+                        continue
+                    busy += 1
+                    selector.register(worker.output, selectors.EVENT_READ, worker)
+
         try:
             while pending or any(w.job is not None for w in self.workers):
-                for worker in list(self.workers):
-                    if worker.job is None and pending:
-                        index = pending.pop(0)
-                        if not worker.send(index, jobs[index], budget):
-                            pending.insert(0, index)
-                            replace(worker)
-                            continue
-                        selector.register(worker.output, selectors.EVENT_READ, worker)
+                dispatch()
                 busy = [w for w in self.workers if w.job is not None]
                 if not busy:
                     continue
@@ -145,6 +160,13 @@ class CompilePool:
                             {"ok": False, "error": f"over the compile budget ({budget:g} s)"},
                         )
                         replace(worker)
+                # Free workers get their next jobs before the caller's work on what
+                # finished (it loads each compiled kernel while the others compile).
+                dispatch()
+                for index in finished:
+                    if done is not None:
+                        done(index, answers[index] or {})
+                finished.clear()
         finally:
             selector.close()
         return [a if a is not None else {"ok": False, "error": "not compiled"} for a in answers]
@@ -165,11 +187,12 @@ _POOL: CompilePool | None = None
 
 
 def pool(size: int) -> CompilePool:
-    """The process's compile pool (created on first use, stopped at exit)."""
+    """The process's compile pool, with at least ``size`` workers (created on first use,
+    grown when a later tuning asks for more, never shrunk: a worker's start, which
+    imports Triton, costs more than an idle one; stopped at exit)."""
     global _POOL
-    if _POOL is None or _POOL.size != size:
-        if _POOL is not None:
-            _POOL.close()
+    if _POOL is None:
         _POOL = CompilePool(size)
         atexit.register(_POOL.close)
+    _POOL.size = max(_POOL.size, size)
     return _POOL
