@@ -64,6 +64,9 @@ class TritonKernel:
         self.host_source = host_source
         self._kernel_name = generated.kernel_name
         self._functions: dict[bool, Any] = {}
+        self._fitting: dict[tuple[int, ...], int] = {}
+        """Per set of argument element sizes, the first configuration that fit the GPU
+        in an untuned launch (:meth:`_run_untuned`)."""
         """The ``@triton.jit`` function per mode (interpreting or not): Triton decides
         at decoration whether a function is interpreted."""
         self.injected = generated.injected
@@ -254,15 +257,51 @@ class TritonKernel:
         self._run(plan)
 
     def _run(self, plan: PreparedLaunch) -> None:
-        arguments, grid, meta = plan.arguments, plan.grid, plan.meta
-        cap: dict[str, int] = {}
-        if meta is not None:
-            num_warps, num_stages = self._launch_options
-        else:
-            config = self.tuner.interpreted() if knobs.interpreting() else self.configurations[0]
-            meta, num_warps, num_stages = config.kwargs(), config.num_warps, config.num_stages
-            if config.maxnreg is not None and not knobs.interpreting():
-                cap = {"maxnreg": config.maxnreg}
+        if plan.meta is not None:
+            self._run_with(plan, plan.meta, *self._launch_options, {})
+            return
+        if knobs.interpreting():
+            config = self.tuner.interpreted()
+            self._run_with(plan, config.kwargs(), config.num_warps, config.num_stages, {})
+            return
+        self._run_untuned(plan)
+
+    def _run_untuned(self, plan: PreparedLaunch) -> None:
+        """Triton's launch on a GPU without tuning (callbacks): the first configuration
+        that fits the GPU for the call's element sizes.
+
+        The space is estimated for 2-byte elements (``_tuning``), so its first
+        configuration may need more shared memory than a float32 call has; such a
+        launch fails before it runs anything, and the next configuration is tried.
+        The one that ran is remembered per set of element sizes.
+        """
+        from triton.runtime.errors import OutOfResources
+
+        key = tuple(getattr(argument, "element_size", lambda: 0)() for argument in plan.arguments)
+        start = self._fitting.get(key, 0)
+        for index in range(start, len(self.configurations)):
+            config = self.configurations[index]
+            cap = {"maxnreg": config.maxnreg} if config.maxnreg is not None else {}
+            try:
+                self._run_with(plan, config.kwargs(), config.num_warps, config.num_stages, cap)
+            except LaunchError as error:
+                if not isinstance(error.__cause__, OutOfResources):
+                    raise
+                if index == len(self.configurations) - 1:
+                    raise
+                continue
+            self._fitting[key] = index
+            return
+
+    def _run_with(
+        self,
+        plan: PreparedLaunch,
+        meta: Mapping[str, Any],
+        num_warps: int,
+        num_stages: int,
+        cap: Mapping[str, int],
+    ) -> None:
+        arguments, grid = plan.arguments, plan.grid
         if self.gpu_check_pending:
             self._check_for_gpu(arguments, meta)
         resolved = grid(meta) if callable(grid) else grid
