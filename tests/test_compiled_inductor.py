@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 import torch
 from support.blocks import block
+from support.traced_graphs import Traced, kernel_of, launches, trace
 from support.tutorial import add
 from support.tutorial import differentiable as examples
-from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.utils import counters
-from torch._functorch.partitioners import default_partition
-from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
 import ninetoothed
 import nt_torch
@@ -32,12 +30,7 @@ from nt_torch import inductor
 
 pytestmark = pytest.mark.interpreter_only  # CPU tensors posing as GPU ones
 
-WRAPPER = "triton_kernel_wrapper_functional"
 BLOCK = ninetoothed.block_size()
-
-
-class _Traced(Exception):
-    """Raised by the graph the test backend returns: the test only reads the graph."""
 
 
 @pytest.fixture
@@ -48,43 +41,6 @@ def as_on_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     graphs: list[Any] = []
     yield graphs
     torch._dynamo.reset()
-
-
-def _trace(graphs: list[Any], function: Any, *calls: tuple[Any, ...], **options: Any) -> Any:
-    """Compile ``function`` with a backend that keeps its forward graphs, call it on each
-    argument tuple of ``calls`` (the graphs never run), and return the compiled function."""
-
-    def keep(graph: Any, example_inputs: Any) -> Any:
-        graphs.append(graph)
-
-        def run(*args: Any) -> Any:
-            raise _Traced
-
-        return run
-
-    def partition(joint: Any, *args: Any, **kwargs: Any) -> Any:
-        graphs.append(joint)  # with gradients: forward and backward in one graph
-        return default_partition(joint, *args, **kwargs)
-
-    torch._dynamo.reset()
-    counters.clear()
-    backend = aot_autograd(fw_compiler=keep, partition_fn=partition)
-    compiled = torch.compile(function, backend=backend, **options)
-    for args in calls:
-        with pytest.raises(_Traced):
-            compiled(*args)
-    return compiled
-
-
-def _launches(graph: Any) -> list[Any]:
-    """The graph's user-Triton-kernel nodes."""
-    return [node for node in graph.graph.nodes if WRAPPER in str(node.target)]
-
-
-def _kernel(node: Any) -> Any:
-    """The ``@triton.jit`` function a user-Triton-kernel node launches."""
-    found = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
-    return getattr(found, "fn", found)  # launch options wrap it in a one-config autotuner
 
 
 def _add_kernel() -> Any:
@@ -103,11 +59,11 @@ def _added(kernel: Any) -> Any:
 def test_a_kernel_call_becomes_a_user_triton_kernel(as_on_gpu: list[Any]) -> None:
     kernel = _add_kernel()
     x, y = torch.randn(100), torch.randn(100)
-    _trace(as_on_gpu, _added(kernel), (x, y), fullgraph=True)
+    trace(as_on_gpu, _added(kernel), (x, y), fullgraph=True)
     (graph,) = as_on_gpu
     assert "auto_functionalized" not in graph.code and "ninetoothed.launch" not in graph.code
-    (node,) = _launches(graph)
-    assert _kernel(node) is kernel.generated.function
+    (node,) = launches(graph)
+    assert kernel_of(node) is kernel.generated.function
     assert node.kwargs["grid"] == [(7, 1, 1)]  # 100 elements in blocks of 16
     assert node.kwargs["kwargs"]["z_pointer"].target is torch.ops.aten.empty_like.default
     assert sum(counters["graph_break"].values()) == 0
@@ -116,12 +72,12 @@ def test_a_kernel_call_becomes_a_user_triton_kernel(as_on_gpu: list[Any]) -> Non
 def test_the_library_block_launches_four_user_kernels(as_on_gpu: list[Any]) -> None:
     x, weight, b = torch.randn(40, 48), torch.randn(48), torch.randn(48, 48)
     with pinned_block_sizes(16):
-        _trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
+        trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
     (graph,) = as_on_gpu
     assert "auto_functionalized" not in graph.code
-    names = [_kernel(node).__name__ for node in _launches(graph)]
+    names = [kernel_of(node).__name__ for node in launches(graph)]
     assert names == ["rms_norm_kernel", "mm_kernel", "silu_kernel", "add_kernel"], names
-    grids = [node.kwargs["grid"] for node in _launches(graph)]
+    grids = [node.kwargs["grid"] for node in launches(graph)]
     assert grids[1] == [(9, 1, 1)]  # 40 x 48 in 16 x 16 tiles
 
 
@@ -133,8 +89,8 @@ def test_a_registered_operator_becomes_a_user_triton_kernel(as_on_gpu: list[Any]
         operator(x, y, 3.0, z)
         return z
 
-    _trace(as_on_gpu, function, (torch.randn(64), torch.randn(64)), fullgraph=True)
-    (node,) = _launches(as_on_gpu[0])
+    trace(as_on_gpu, function, (torch.randn(64), torch.randn(64)), fullgraph=True)
+    (node,) = launches(as_on_gpu[0])
     assert node.kwargs["kwargs"]["alpha"] == 3.0
     assert "nt_test_inductor" not in as_on_gpu[0].code
 
@@ -144,18 +100,18 @@ def test_dynamic_shapes_trace_once_per_alignment_of_the_sizes(as_on_gpu: list[An
     the size's power-of-two alignment, capped) specialise the graph."""
     kernel = _add_kernel()
     sizes = [100, 300, 500, 700]  # each a multiple of 4, of no higher power of two
-    compiled = _trace(
+    compiled = trace(
         as_on_gpu,
         _added(kernel),
         *((torch.randn(n), torch.randn(n)) for n in sizes),
         dynamic=True,
         fullgraph=True,
     )
-    assert len(as_on_gpu) == 1
-    (node,) = _launches(as_on_gpu[0])
+    assert len(as_on_gpu) == 1 and counters["stats"]["unique_graphs"] == 1
+    (node,) = launches(as_on_gpu[0])
     (grid,) = node.kwargs["grid"]
     assert not isinstance(grid[0], int)  # a function of the symbolic size
-    with pytest.raises(_Traced):
+    with pytest.raises(Traced):
         compiled(torch.randn(96), torch.randn(96))  # aligned to 32: another graph
     assert len(as_on_gpu) == 2
 
@@ -176,20 +132,20 @@ def test_gradients_trace_user_kernels_forward_and_backward(
         monkeypatch.setenv("TRITON_INTERPRET", "1")
         function(a, b).backward()
         monkeypatch.setenv("TRITON_INTERPRET", "0")
-        _trace(as_on_gpu, function, (a, b), fullgraph=True)
+        trace(as_on_gpu, function, (a, b), fullgraph=True)
     joint, forward = as_on_gpu
     for graph in (joint, forward):
         assert "auto_functionalized" not in graph.code
     for graph in (joint, forward):  # the ops' gradients are torch's operations here
-        names = [_kernel(node).__name__ for node in _launches(graph)]
+        names = [kernel_of(node).__name__ for node in launches(graph)]
         assert names == ["mm_kernel", "silu_kernel"]
 
 
 def test_the_interpreter_keeps_the_generic_operator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
     graphs: list[Any] = []
-    _trace(graphs, _added(_add_kernel()), (torch.randn(50), torch.randn(50)), fullgraph=True)
-    assert "auto_functionalized" in graphs[0].code and not _launches(graphs[0])
+    trace(graphs, _added(_add_kernel()), (torch.randn(50), torch.randn(50)), fullgraph=True)
+    assert "auto_functionalized" in graphs[0].code and not launches(graphs[0])
 
 
 def test_tensors_off_the_gpu_keep_the_generic_operator(as_on_gpu: list[Any]) -> None:
@@ -198,8 +154,8 @@ def test_tensors_off_the_gpu_keep_the_generic_operator(as_on_gpu: list[Any]) -> 
     assert inductor.reason(kernel.generated, (x, x, x), {}) is None
     inductor.DEVICE_TYPES = ("cuda",)  # restored by the fixture's monkeypatch
     assert inductor.reason(kernel.generated, (x, x, x), {}) == "tensors on cpu"
-    _trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
-    assert "auto_functionalized" in as_on_gpu[0].code and not _launches(as_on_gpu[0])
+    trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
+    assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
 def test_the_knob_keeps_the_generic_operator(
@@ -209,7 +165,7 @@ def test_the_knob_keeps_the_generic_operator(
     kernel = _add_kernel()
     x = torch.randn(10)
     assert inductor.reason(kernel.generated, (x, x, x), {}) == f"{inductor.KNOB}=operator"
-    _trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
+    trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
     assert "auto_functionalized" in as_on_gpu[0].code
 
 
@@ -225,8 +181,8 @@ def test_data_dependent_sizes_keep_the_generic_operator(as_on_gpu: list[Any]) ->
         return out
 
     with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
-        _trace(as_on_gpu, function, (torch.randn(64),), fullgraph=True)
-    assert "auto_functionalized" in as_on_gpu[0].code and not _launches(as_on_gpu[0])
+        trace(as_on_gpu, function, (torch.randn(64),), fullgraph=True)
+    assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
 def test_jagged_kernels_keep_the_generic_operator(as_on_gpu: list[Any]) -> None:
@@ -299,7 +255,7 @@ def test_inductor_can_rebuild_every_library_kernel(as_on_gpu: list[Any]) -> None
 
     x, weight, b = torch.randn(40, 48), torch.randn(48), torch.randn(48, 48)
     with pinned_block_sizes(16):
-        _trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
+        trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
     made = kernels.made()
     assert len(made) >= 4
     for kernel in made:
