@@ -7,6 +7,9 @@ and with ``torch.mm``; the row gives the kernels each generated wrapper
 launches (Triton kernels' ``.run(`` calls plus cuBLAS's ``extern_kernels``
 calls, read from the code ``torch._inductor.utils.run_and_get_code`` returns)
 and the median time over interleaved rounds.  Shapes: (2048, 2048) float16.
+Where the running PyTorch has Inductor's experimental epilogue fusion into
+user kernels (``epilogue_fusion_user_defined_triton_kernel``, 2.13), the
+epilogue case runs once more with it on.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from collections.abc import Callable
 from typing import Any
 
 SIZE = 2048
+EXPERIMENT = "epilogue, user-kernel epilogue fusion on"
+"""The row of Inductor's experimental epilogue fusion into user kernels, where present."""
 
 
 def _cases(mm: Callable[..., Any]) -> dict[str, Callable[..., Any]]:
@@ -63,6 +68,15 @@ def report(rounds: int) -> str:
             torch.testing.assert_close(result, theirs[name](x, b), rtol=2e-2, atol=2e-2)
             counts[label] = launches("\n".join(codes))
             runs[label] = lambda f=function: f(x, b)
+    switch = "epilogue_fusion_user_defined_triton_kernel"
+    if hasattr(torch._inductor.config, switch):  # experimental (PyTorch 2.13), off by default
+        case = ours["epilogue"]
+        with torch._inductor.config.patch({switch: True, "force_disable_caches": True}):
+            function = torch.compile(lambda x, b: case(x, b), fullgraph=True)
+            result, codes = run_and_get_code(function, x, b)
+        torch.testing.assert_close(result, theirs["epilogue"](x, b), rtol=2e-2, atol=2e-2)
+        counts[EXPERIMENT] = launches("\n".join(codes))
+        runs[EXPERIMENT] = lambda f=function: f(x, b)
     times, failures = interleaved_rounds(runs, Clock("cuda"), rounds)
     if failures:
         raise RuntimeError(f"timing failed: {failures}")
@@ -79,5 +93,10 @@ def report(rounds: int) -> str:
         lines.append(
             f"| {name} | {counts[mine]} | {counts[other]} | {median[mine]:.1f} | "
             f"{median[other]:.1f} | {median[mine] / median[other]:.3f} |"
+        )
+    if EXPERIMENT in counts:
+        lines.append(
+            f"| epilogue, ours, {EXPERIMENT.split(', ', 1)[1]} | {counts[EXPERIMENT]} | | "
+            f"{median[EXPERIMENT]:.1f} | | {median[EXPERIMENT] / median['epilogue, torch']:.3f} |"
         )
     return "\n".join(lines)
