@@ -185,6 +185,32 @@ def test_data_dependent_sizes_keep_the_generic_operator(as_on_gpu: list[Any]) ->
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
+def test_an_unexpected_failure_keeps_the_generic_operator_with_a_warning(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nt_triton import emitted
+
+    def failing(*args: Any) -> Any:
+        raise RuntimeError("no launch today")
+
+    monkeypatch.setattr(emitted, "emitted_launch", failing)
+    with pytest.warns(UserWarning, match="no launch today.*keeps the generic operator"):
+        trace(as_on_gpu, _added(_add_kernel()), (torch.randn(30), torch.randn(30)))
+    assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
+
+
+def test_a_call_the_checks_refuse_fails_the_compile(as_on_gpu: list[Any]) -> None:
+    kernel = _add_kernel()
+
+    def mismatched(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        z = torch.empty(len(x) * 2)
+        kernel(x, y, z, BLOCK_SIZE=16)
+        return z
+
+    with pytest.raises(Exception, match="(?s)LaunchError.*'z'.*must have the same size"):
+        trace(as_on_gpu, mismatched, (torch.randn(64), torch.randn(64)), fullgraph=True)
+
+
 def test_jagged_kernels_keep_the_generic_operator(as_on_gpu: list[Any]) -> None:
     kernel = ninetoothed.make(
         lambda x, y, block=BLOCK: (x.tile((1, block)), y.tile((1, block))),

@@ -33,12 +33,13 @@ parameters, tensors off the GPU, sizes or scalars known only at run time
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
-from ninetoothed.runtime import plugins
+from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import cuda_index
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
@@ -69,11 +70,27 @@ def rule(kernel_call: KernelCall) -> Callable[..., Any]:
             return NotImplemented
         kernel, call_args, call_kwargs = kernel_call(args, kwargs)
         with mode:
-            if emit(kernel, call_args, call_kwargs):
+            if _emitted(kernel, call_args, call_kwargs):
                 return None
         return mode.__torch_dispatch__(op, types, args, kwargs)
 
     return decompose
+
+
+def _emitted(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """:func:`emit`, falling back to the generic operator (with a warning) where handing the
+    kernel over fails unexpectedly; a call our checks refuse raises as eagerly."""
+    try:
+        return emit(kernel, args, kwargs)
+    except LaunchError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the generic operator still runs the call
+        warnings.warn(
+            f"{kernel.spec.label}: Inductor could not be handed the kernel "
+            f"({type(error).__name__}: {error}); this call keeps the generic operator",
+            stacklevel=2,
+        )
+        return False
 
 
 def emit(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
@@ -82,7 +99,7 @@ def emit(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, An
 
     if reason(kernel, args, kwargs) is not None:
         return False
-    adapter: Any = plugins.adapter_for_arguments(args)  # the TorchAdapter
+    adapter = _adapter()
     bound = adapter.bind(kernel, args, kwargs, describe=_symbolic)
     device_name = _device_name(adapter, bound.device)
 
@@ -123,6 +140,19 @@ def reason(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, 
     if _exporting():
         return "torch.export keeps custom operators"
     return None
+
+
+_ADAPTERS: list[Any] = []
+
+
+def _adapter() -> Any:
+    """A PyTorch adapter of this module's own: the plugin registry's lookup would record
+    the functional tensors' type in a table Dynamo guarded while it traced."""
+    if not _ADAPTERS:
+        from nt_torch.adapter import TorchAdapter
+
+        _ADAPTERS.append(TorchAdapter())
+    return _ADAPTERS[0]
 
 
 def _device_name(adapter: Any, device: str) -> str:
