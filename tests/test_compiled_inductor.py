@@ -141,6 +141,13 @@ def test_gradients_trace_user_kernels_forward_and_backward(
         assert names == ["mm_kernel", "silu_kernel"]
 
 
+def test_vmap_under_compile_launches_user_kernels(as_on_gpu: list[Any]) -> None:
+    kernel = _add_kernel()  # not declared foldable: one launch per batch element
+    trace(as_on_gpu, torch.func.vmap(_added(kernel)), (torch.randn(3, 40), torch.randn(3, 40)))
+    assert "auto_functionalized" not in as_on_gpu[0].code
+    assert [node.kwargs["grid"] for node in launches(as_on_gpu[0])] == [[(3, 1, 1)]] * 3
+
+
 def test_the_interpreter_keeps_the_generic_operator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
     graphs: list[Any] = []

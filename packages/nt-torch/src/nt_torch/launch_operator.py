@@ -190,17 +190,24 @@ def _vmap(info: Any, in_dims: tuple[Any, ...], *operands: Any) -> Any:
     from nt_torch import vmap
 
     number, inputs, outputs, scalars, symbols, values = operands
-    entry, ordered = _arguments(number, inputs, outputs, scalars)
+    # No entry (its fast path) is made here: inside torch.compile the tensors are fake.
+    kernel, ordered, keywords = _kernel_call(operands, {})
     none = [None] * len(scalars)
-    dims = entry.order(_dims(in_dims[1], inputs) + _dims(in_dims[2], outputs) + none)
-    kernel, adapter = entry.kernel, entry.adapter
+    dims = _order(kernel)(_dims(in_dims[1], inputs) + _dims(in_dims[2], outputs) + none)
+    registered = _kernels.get(number)
+    if registered is not None:
+        adapter = registered[1]
+    else:
+        from ninetoothed.runtime import plugins
+
+        adapter = plugins.adapter_for_arguments([*inputs, *outputs])
 
     def launch(*args: Any, **kwargs: Any) -> None:
-        adapter.launch_eagerly(kernel, args, kwargs)
+        # The adapter's routing: eagerly, or (inside torch.compile, on fake tensors)
+        # through this operator again, on the unbatched tensors.
+        adapter.call(kernel, args, kwargs)
 
-    vmap.batched_launch(
-        kernel, launch, info.batch_size, list(dims), list(ordered), dict(zip(symbols, values))
-    )
+    vmap.batched_launch(kernel, launch, info.batch_size, list(dims), list(ordered), keywords)
     return None, None
 
 
