@@ -218,3 +218,18 @@ def test_grad_mode_refuses_tensors_a_no_grad_call_made_a_plan_for() -> None:
         assert len(launches) == 2
         with pytest.raises(LaunchError, match="requires grad"):
             kernel(x, y, z)
+
+
+def test_new_sizes_recompile_once_not_per_call(poisoned: None) -> None:
+    """The first size compiles a static graph, the second a dynamic one that serves
+    the rest: the ops' Python decides on symbolic sizes without specialising on them
+    (thin outputs aside: at most 64 rows pick their tile height by value)."""
+    compiled = _compiled(block)
+    for rows in (72, 88, 104):
+        inputs = _inputs(rows)
+        block(*inputs)  # the kernels exist before the trace (see test_torch_compile.py)
+        result = compiled(*inputs)
+        torch.testing.assert_close(
+            result, reference(*inputs).float(), rtol=TOLERANCE, atol=TOLERANCE
+        )
+    assert counters["stats"]["unique_graphs"] == 2, dict(counters["stats"])

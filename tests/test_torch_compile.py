@@ -143,6 +143,15 @@ def test_vmap_matches_a_python_loop() -> None:
     torch.testing.assert_close(result, _loop(lambda x: _block(x, ys[0]), xs))
 
 
+def test_vmap_under_compile_matches_a_python_loop() -> None:
+    """The batching rule launches through the operator again (on the unbatched tensors),
+    which under torch.compile records a node instead of reading fake tensors' data."""
+    xs, ys = torch.randn(5, 70, device=DEVICE), torch.randn(5, 70, device=DEVICE)
+    result = _compiled(torch.func.vmap(_block))(xs, ys)
+    torch.testing.assert_close(result, _loop(_block, xs, ys))
+    assert sum(counters["graph_break"].values()) == 0
+
+
 def test_vmap_of_an_unbatched_output_is_refused() -> None:
     z = torch.empty(30)
 

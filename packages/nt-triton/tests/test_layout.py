@@ -21,6 +21,7 @@ PUBLIC = {
     "nt_triton.plugin",
     "nt_triton.knobs",
     "nt_triton.description",
+    "nt_triton.emitted",
     "nt_triton.aot",
     "nt_triton.cache",
     "nt_triton.tuner",

@@ -45,13 +45,7 @@ class TorchAdapter(Adapter):
         """Shape, strides (elements), dtype name, device and data pointer (0 while Dynamo
         traces: a traced tensor has no data, and the library's ops that describe it
         while traced never read the pointer)."""
-        return TensorInfo(
-            tuple(obj.shape),
-            obj.stride(),
-            _dtype_name(obj.dtype),
-            _device_name(obj.device),
-            0 if is_compiling() else obj.data_ptr(),
-        )
+        return tensor_info(obj, 0 if is_compiling() else obj.data_ptr())
 
     def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
         """A zero-filled tensor handed to the kernel for a parameter the call leaves unused."""
@@ -131,6 +125,17 @@ class TorchAdapter(Adapter):
         return None
 
 
+def tensor_info(tensor: Any, data_ptr: int, remember: bool = True) -> TensorInfo:
+    """``tensor``'s description with ``data_ptr`` as its pointer (traced tensors have none).
+
+    ``remember=False`` names the device without the memo: a store into it while
+    Inductor compiles would fail a guard Dynamo built on the memo's contents."""
+    device = _device_name(tensor.device) if remember else device_name(tensor.device)
+    return TensorInfo(
+        tuple(tensor.shape), tensor.stride(), _dtype_name(tensor.dtype), device, data_ptr
+    )
+
+
 def _aot_key(tensor: torch.Tensor) -> tuple[Any, ...]:
     return (tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
 
@@ -160,7 +165,10 @@ def _device_name(device: torch.device) -> str:
     than ``functools.cache``, which Dynamo warns about when it traces a call)."""
     name = _DEVICE_NAMES.get(device)
     if name is None:
-        name = _DEVICE_NAMES[device] = (
-            f"cuda:{device.index}" if device.type == "cuda" else str(device)
-        )
+        name = _DEVICE_NAMES[device] = device_name(device)
     return name
+
+
+def device_name(device: torch.device) -> str:
+    """``"cpu"`` or ``"cuda:N"``."""
+    return f"cuda:{device.index}" if device.type == "cuda" else str(device)

@@ -38,13 +38,14 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._subclasses.functional_tensor import FunctionalTensorMode
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime.binding import arity_error, canonical_call
 from ninetoothed.runtime.hookspecs import GeneratedKernel
 from ninetoothed.runtime.make import Kernel
-from nt_torch import runtime
+from nt_torch import inductor, runtime
 
 __all__ = ["TorchOperator", "custom_op", "schema_of"]
 
@@ -147,6 +148,10 @@ def _register(namespace: str, op_name: str, kernel: Kernel, launch: Launch) -> T
     from nt_torch import vmap
 
     torch.library.register_vmap(qualified, vmap.rule(kernel, launch), lib=library)
+    # Under torch.compile on the GPU, the node becomes the kernel itself (nt_torch.inductor).
+    torch.library.register_torch_dispatch(
+        qualified, FunctionalTensorMode, inductor.rule(_kernel_call(kernel)), lib=library
+    )
     op = getattr(getattr(torch.ops, namespace), op_name).default
     return TorchOperator(qualified, kernel, op, mutated)
 
@@ -165,6 +170,17 @@ def _implementation(kernel: Kernel) -> Callable[..., None]:
         launch(*args, **kwargs)
 
     return implementation
+
+
+def _kernel_call(kernel: Kernel) -> inductor.KernelCall:
+    """The operator's arguments as a call of ``kernel`` (symbols not given are None)."""
+
+    def kernel_call(
+        args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[GeneratedKernel, tuple[Any, ...], dict[str, Any]]:
+        return kernel.generated, args, {k: v for k, v in kwargs.items() if v is not None}
+
+    return kernel_call
 
 
 def _generated(kernel: Kernel | GeneratedKernel) -> GeneratedKernel:

@@ -27,11 +27,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import torch
+from torch._subclasses.functional_tensor import FunctionalTensorMode
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.binding import arity_error
 from ninetoothed.runtime.hookspecs import GeneratedKernel
-from nt_torch import runtime
+from nt_torch import inductor, runtime
 
 __all__ = ["call"]
 
@@ -109,6 +110,13 @@ def _entry(number: str, tensors: list[Any]) -> _Entry:
         kernel = plugins.loaded_kernel(number)
         registered = _kernels[number] = (kernel, plugins.adapter_for(tensors[0]))
     kernel, adapter = registered
+    launch = runtime.launcher(adapter, kernel)
+    entry = _entries[number] = _Entry(kernel, adapter, launch, _order(kernel))
+    return entry
+
+
+def _order(kernel: GeneratedKernel) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """``inputs + outputs + scalars`` -> the kernel's arguments in parameter order."""
     written = kernel.outputs
     parameters = kernel.spec.parameters
     streams = (
@@ -117,9 +125,32 @@ def _entry(number: str, tensors: list[Any]) -> _Entry:
         + [p.name for p in parameters if p.is_scalar]
     )
     position = {name: index for index, name in enumerate(streams)}
-    order = runtime.reorder([position[p.name] for p in parameters])
-    entry = _entries[number] = _Entry(kernel, adapter, runtime.launcher(adapter, kernel), order)
-    return entry
+    return runtime.reorder([position[p.name] for p in parameters])
+
+
+def _kernel_call(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[GeneratedKernel, tuple[Any, ...], dict[str, Any]]:
+    """The operator's arguments as a kernel call (for :mod:`nt_torch.inductor`'s rule).
+
+    Runs while AOTAutograd traces, on functional tensors: the kernel is found by its
+    key, but no adapter entry is made for it (that waits for real tensors)."""
+    number, inputs, outputs, scalars, symbols, values = args
+    from ninetoothed.runtime import plugins
+
+    registered = _kernels.get(number)
+    kernel = registered[0] if registered is not None else plugins.loaded_kernel(number)
+    items = [*inputs, *outputs, *scalars]
+    if len(items) != len(kernel.spec.parameters):
+        raise _arity(kernel, len(items))
+    return kernel, _order(kernel)(items), dict(zip(symbols, values))
+
+
+def _arity(kernel: GeneratedKernel, given: int) -> LaunchError:
+    return LaunchError(
+        f"{kernel.spec.label} takes {len(kernel.spec.parameters)} arguments, "
+        f"ninetoothed::launch got {given}"
+    )
 
 
 def _arguments(
@@ -129,10 +160,7 @@ def _arguments(
     entry = _entries.get(number) or _entry(number, [*inputs, *outputs])
     items = inputs + outputs + scalars
     if len(items) != len(entry.kernel.spec.parameters):
-        raise LaunchError(
-            f"{entry.kernel.spec.label} takes {len(entry.kernel.spec.parameters)} arguments, "
-            f"ninetoothed::launch got {len(items)}"
-        )
+        raise _arity(entry.kernel, len(items))
     return entry, entry.order(items)
 
 
@@ -162,17 +190,24 @@ def _vmap(info: Any, in_dims: tuple[Any, ...], *operands: Any) -> Any:
     from nt_torch import vmap
 
     number, inputs, outputs, scalars, symbols, values = operands
-    entry, ordered = _arguments(number, inputs, outputs, scalars)
+    # No entry (its fast path) is made here: inside torch.compile the tensors are fake.
+    kernel, ordered, keywords = _kernel_call(operands, {})
     none = [None] * len(scalars)
-    dims = entry.order(_dims(in_dims[1], inputs) + _dims(in_dims[2], outputs) + none)
-    kernel, adapter = entry.kernel, entry.adapter
+    dims = _order(kernel)(_dims(in_dims[1], inputs) + _dims(in_dims[2], outputs) + none)
+    registered = _kernels.get(number)
+    if registered is not None:
+        adapter = registered[1]
+    else:
+        from ninetoothed.runtime import plugins
+
+        adapter = plugins.adapter_for_arguments([*inputs, *outputs])
 
     def launch(*args: Any, **kwargs: Any) -> None:
-        adapter.launch_eagerly(kernel, args, kwargs)
+        # The adapter's routing: eagerly, or (inside torch.compile, on fake tensors)
+        # through this operator again, on the unbatched tensors.
+        adapter.call(kernel, args, kwargs)
 
-    vmap.batched_launch(
-        kernel, launch, info.batch_size, list(dims), list(ordered), dict(zip(symbols, values))
-    )
+    vmap.batched_launch(kernel, launch, info.batch_size, list(dims), list(ordered), keywords)
     return None, None
 
 
@@ -184,3 +219,7 @@ def _dims(dims: Any, tensors: list[Any]) -> list[Any]:
 _library.impl("launch", _launch, "CompositeExplicitAutograd")  # type: ignore[no-untyped-call]
 torch.library.register_fake("ninetoothed::launch", _fake, lib=_library)
 torch.library.register_vmap("ninetoothed::launch", _vmap, lib=_library)
+# Under torch.compile on the GPU, the node becomes the kernel itself (nt_torch.inductor).
+torch.library.register_torch_dispatch(
+    "ninetoothed::launch", FunctionalTensorMode, inductor.rule(_kernel_call), lib=_library
+)

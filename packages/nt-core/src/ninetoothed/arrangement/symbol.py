@@ -458,8 +458,12 @@ def takes_powers_of_two(symbol: Symbol) -> bool:
 
 
 def next_power_of_two(value: int) -> int:
-    """The smallest power of two that is at least ``value`` (1 for 0 or 1)."""
-    return 1 if value <= 1 else 1 << (value - 1).bit_length()
+    """The smallest power of two that is at least ``value`` (1 for 0 or 1).
+
+    ``value`` may be any integer-like object: a tracer's symbolic size (PyTorch's
+    ``SymInt``, which has no ``bit_length``) is made a plain integer first, which
+    makes the tracer specialise on it, as a constexpr would anyway."""
+    return 1 if value <= 1 else 1 << (int(value) - 1).bit_length()
 
 
 def evaluate_with(value: SymbolLike, lookup: Mapping[str, object]) -> object:

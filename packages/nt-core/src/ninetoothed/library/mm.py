@@ -133,7 +133,11 @@ bmm 8 x 512^3 (1.052 to 0.977, 1.001 to 0.982), 100 x 333 x 777 (0.640 to
 
 def uses_persistent(batch: int, rows: int, columns: int) -> bool:
     """Whether a (``batch``, ``rows``, ``columns``) output takes the persistent variant."""
-    return rows > THIN and batch * rows * columns >= PERSISTENT_ELEMENTS
+    # Branches, not an expression: on a tracer's symbolic sizes (torch.compile with
+    # dynamic shapes) a branch makes the tracer decide, and a variant must be a constant.
+    if rows > THIN and batch * rows * columns >= PERSISTENT_ELEMENTS:
+        return True
+    return False
 
 
 THIN = 64
@@ -145,7 +149,12 @@ def tallest_block(rows: int) -> int | None:
     (the default bounds) unless the output is thin, as in decoding's products."""
     if rows > THIN:
         return None
-    return max(16, 1 << (max(rows, 1) - 1).bit_length())
+    # Doubling, not bit_length: compared with a tracer's symbolic row count, each step
+    # is a branch the tracer decides, and the result a constant (see uses_persistent).
+    tallest = 16
+    while tallest < rows:
+        tallest *= 2
+    return tallest
 
 
 def blocks(tallest: int | None) -> dict[str, Any]:

@@ -222,7 +222,8 @@ def canonical_call(
     """
     count = len(spec.parameters)
     names = spec.argument_names
-    if len(args) <= count and (not kwargs or kwargs.keys().isdisjoint(names[:count])):
+    # A loop rather than dict_keys.isdisjoint, which Dynamo (torch 2.13) cannot trace.
+    if len(args) <= count and (not kwargs or not any(name in kwargs for name in names[:count])):
         return args, kwargs  # the adapters' form (or too few: bind_call names the count)
     if len(args) > len(names):
         _too_many(spec, len(args))

@@ -45,7 +45,13 @@ from nt_triton._launch import compiled
 from nt_triton._launch.hot_source import hot_source, scalar_value
 from nt_triton._launch.reads import reader
 from nt_triton._launch.target import LaunchTarget
-from nt_triton._launch.tuning_calls import MissedCall, tuning_call, tuning_key
+from nt_triton._launch.tuning_calls import (
+    MissedCall,
+    constexpr_scalars,
+    run_time_scalars,
+    tuning_call,
+    tuning_key,
+)
 from nt_triton.tuner._core import TuningCall
 
 __all__ = ["FastLauncher", "Plan"]
@@ -83,18 +89,9 @@ class FastLauncher:
         self._tensor_positions = [i for i, c in enumerate(checks) if not c.is_scalar]
         self._scalar_positions = [i for i, c in enumerate(checks) if c.is_scalar]
         self._per_call = _per_call_order(kernel, [checks[i].name for i in self._scalar_positions])
-        by_name = kernel.signature.by_name
         # A constexpr scalar is compiled in: its value, not its class, picks the plan.
-        self._by_value = frozenset(
-            i for i in self._scalar_positions
-            if checks[i].name in by_name and by_name[checks[i].name].constexpr
-        )  # fmt: skip
-        # Run-time positional scalars stay out of the tuning key; constexpr ones are
-        # in it: each value is another compiled kernel with its own best configuration
-        # (attention with and without its causal mask: 64 x 64 blocks against 128 x 128).
-        self._positional = frozenset(
-            checks[i].name for i in self._scalar_positions if i not in self._by_value
-        )
+        self._by_value = constexpr_scalars(kernel)
+        self._positional = run_time_scalars(kernel)
         self._loaded: dict[Any, compiled.Loaded] = {}
         namespace = self._generate(self._missed, traced=True)
         self.source: str = namespace["source"]

@@ -23,7 +23,15 @@ from nt_triton._launch import compiled
 from nt_triton._launch.target import LaunchTarget
 from nt_triton.tuner._core import TuningCall
 
-__all__ = ["MissedCall", "itemsize", "restores", "tuning_call", "tuning_key"]
+__all__ = [
+    "MissedCall",
+    "constexpr_scalars",
+    "itemsize",
+    "restores",
+    "run_time_scalars",
+    "tuning_call",
+    "tuning_key",
+]
 
 
 class MissedCall(NamedTuple):
@@ -50,6 +58,31 @@ def tuning_key(bound: BoundCall, positional: frozenset[str] = frozenset()) -> tu
         tuple(t.dtype for t in tensors),
         tuple(tuple(s == 1 for s in t.strides) for t in tensors),
         tuple(sorted((k, v) for k, v in bound.scalars.items() if k not in positional)),
+    )
+
+
+def constexpr_scalars(kernel: LaunchTarget) -> frozenset[int]:
+    """Positions (among the call's arguments) of the scalar parameters the kernel takes
+    as ``tl.constexpr``: compiled in, so their values are part of a specialisation."""
+    checks = kernel.spec.call_checks
+    by_name = kernel.signature.by_name
+    return frozenset(
+        i
+        for i, check in enumerate(checks)
+        if check.is_scalar and check.name in by_name and by_name[check.name].constexpr
+    )
+
+
+def run_time_scalars(kernel: LaunchTarget) -> frozenset[str]:
+    """The run-time positional scalars, left out of the tuning key (see :func:`tuning_key`).
+
+    Constexpr ones stay in it: each value is another compiled kernel with its own
+    best configuration (attention with and without its causal mask: 64 x 64 blocks
+    against 128 x 128)."""
+    checks = kernel.spec.call_checks
+    compiled_in = constexpr_scalars(kernel)
+    return frozenset(
+        check.name for i, check in enumerate(checks) if check.is_scalar and i not in compiled_in
     )
 
 

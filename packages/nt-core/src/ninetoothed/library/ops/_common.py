@@ -64,10 +64,15 @@ def broadcast_shapes(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     padded = [(1,) * (ndim - len(shape)) + tuple(shape) for shape in shapes]
     result = []
     for sizes in zip(*padded):
-        larger = {size for size in sizes if size != 1}
-        if len(larger) > 1:
-            raise LaunchError(f"{op}: shapes {', '.join(map(str, shapes))} do not broadcast")
-        result.append(larger.pop() if larger else 1)
+        # Compared, not put in a set: hashing a tracer's symbolic size (torch.compile
+        # with dynamic shapes) would specialise the trace on its value.
+        chosen = 1
+        for size in sizes:
+            if size != 1 and chosen != 1 and size != chosen:
+                raise LaunchError(f"{op}: shapes {', '.join(map(str, shapes))} do not broadcast")
+            if size != 1:
+                chosen = size
+        result.append(chosen)
     return tuple(result)
 
 

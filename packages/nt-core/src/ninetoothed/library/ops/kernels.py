@@ -58,7 +58,9 @@ def pinned() -> int | None:
 
 def kernel(module: ModuleType, **variant: Any) -> Kernel:
     """The kernel of ``module`` for ``variant`` (``premake``'s arguments), made once."""
-    return getattr(_MADE, variant_name(module, tuple(sorted(variant.items()))))  # type: ignore[no-any-return]
+    # Sorted by name only: Dynamo cannot sort pairs whose values it traces symbolically.
+    pairs = tuple((name, variant[name]) for name in sorted(variant))
+    return getattr(_MADE, variant_name(module, pairs))  # type: ignore[no-any-return]
 
 
 def variant_name(module: ModuleType, variant: tuple[tuple[str, Any], ...]) -> str:
