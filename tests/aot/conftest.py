@@ -53,6 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, fake_cuda: FakeCuda) -> dict
         ("add", k.add_arrangement, k.add_application, k.add_tensors),
         ("flat", k.flat_arrangement, k.copy_application, k.flat_tensors),
         ("mm", k.mm_arrangement, k.mm_application, k.mm_tensors),
+        ("rows", k.rows_arrangement, k.copy_application, k.rows_tensors),
         ("scale", k.scale_arrangement, k.scale_application, k.scale_tensors),
     ):
         aot = make_aot(arrangement, application, tensors(), directory, name)
