@@ -3,11 +3,14 @@
     python benchmarks/aot.py [--out DIR] [--skip-library | --library-only]   # on a GPU
 
 Measures, on one GPU, in one run (numbers with ratios, as Markdown, and JSON
-in ``--out``):
+in ``--out``: ``aot.json``, or ``aot-bench.json`` and ``aot-library.json`` for the
+two halves):
 
 * **C host cost**: ``benchmarks/aot_host.c``, compiled here against an
   ``add`` library, times ``launch_add`` from C (microseconds of host time per
-  call, the full call and the checks alone).  Floor: at most 4 us per call.
+  call: the full call, the checks alone, the driver's context queries alone,
+  and ``cuLaunchKernel`` alone of the binary the call launches, the floor of
+  any launcher).  Floor: at most 4 us per call.
 * **Python host cost**: the library's Python callable against ``torch.add``
   (``out=``), per call, on the same 4096-element tensors.  Floor: no more
   than ``torch.add``.
@@ -28,6 +31,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
+import re
 import statistics
 import subprocess
 import sys
@@ -45,11 +50,15 @@ from report import markdown  # noqa: E402
 from support import aot_gpu as g  # noqa: E402
 
 import ninetoothed  # noqa: E402
+from ninetoothed.arrangement.symbol import evaluate  # noqa: E402
 from nt_triton.aot import _cc  # noqa: E402
+from nt_triton.description import describe, size_name, stride_name  # noqa: E402
 
 
-def c_host(directory: Path) -> dict[str, float]:
-    """Microseconds of host time per ``launch_add`` from C (full call, checks alone)."""
+def c_host(directory: Path, add) -> dict[str, float]:
+    """Microseconds of host time per ``launch_add`` from C: the full call, the checks
+    alone, the driver's context queries alone, and ``cuLaunchKernel`` alone of the binary
+    the call launches (:func:`dense_variant`)."""
     program = directory / "aot_host"
     command = [
         *_cc.compiler(),
@@ -65,8 +74,39 @@ def c_host(directory: Path) -> dict[str, float]:
         str(program),
     ]
     subprocess.run(command, check=True)
-    full, checks = map(float, subprocess.check_output([str(program)], text=True).split())
-    return {"c_call_us": full, "c_checks_us": checks}
+    variant = dense_variant(add, directory / "add_dense.cubin", 4096)
+    output = subprocess.check_output([str(program), *variant], text=True)
+    full, checks, queries, raw = map(float, output.split())
+    return {
+        "c_call_us": full,
+        "c_checks_us": checks,
+        "c_context_queries_us": queries,
+        "c_raw_launch_us": raw,
+    }
+
+
+def dense_variant(add, cubin: Path, elements: int) -> list[str]:
+    """``aot_host``'s arguments for launching the first specialisation of the ``add``
+    library itself, as the library does for ``elements`` contiguous elements: writes its
+    cubin to ``cubin``; its entry name, threads, shared bytes, programs and parameter
+    layout (read from the generated source)."""
+    text = add.library.source.read_text()
+    data = re.search(r"nt_binary_0\[\] NT_ALIGNED = \{([0-9,]*)\}", text)
+    row = re.search(r'\{nt_binary_0, "(\w+)", (\d+)u, (\d+)u,', text)
+    case = re.search(r"case 0: \{(.*?)void \*nt_parameters", text, re.S)
+    assert data and row and case, "the generated source's layout changed"
+    cubin.write_bytes(bytes(int(b) for b in data.group(1).split(",")))
+    layout = ""
+    for ctype, value in re.findall(r"(\w+) nt_argument_\d+ = (.*?);", case.group(1)):
+        pointer = ".data" in value
+        layout += "p" if pointer else "z" if value.strip() == "0" else "i" if "32" in ctype else "l"
+    description = describe(add.spec)
+    values: dict[str, int] = dict(description.meta)
+    for parameter in add.spec.tensor_parameters:
+        values[size_name(parameter.name, 0)] = elements
+        values[stride_name(parameter.name, 0)] = 1
+    programs = math.prod(int(evaluate(size, values)) for size in description.grid)
+    return [str(cubin), row.group(1), row.group(3), row.group(2), str(programs), layout]
 
 
 def _per_call(call, count: int = 2000, rounds: int = 7) -> float:
@@ -211,7 +251,7 @@ def measure(arguments: argparse.Namespace) -> dict[str, Any]:
             kernel_name="add",
             output_dir=directory,
         )
-        results.update(c_host(directory))
+        results.update(c_host(directory, add))
         results.update(python_host(add))
         results["parity"] = device_parity(directory)
         results.update(builds(directory))
@@ -228,6 +268,16 @@ def report(results: dict[str, Any]) -> None:
         rows += [
             ["C call (launch_add, 4096 floats)", f"{results['c_call_us']:.2f} us", "<= 4 us"],
             ["C checks alone (empty grid)", f"{results['c_checks_us']:.2f} us", ""],
+            [
+                "driver context queries alone",
+                f"{results['c_context_queries_us']:.2f} us",
+                "cuCtxGetCurrent + cuCtxGetId",
+            ],
+            [
+                "cuLaunchKernel alone (same binary)",
+                f"{results['c_raw_launch_us']:.2f} us",
+                "the floor of any launcher",
+            ],
             [
                 "Python callable",
                 f"{results['python_aot_us']:.2f} us",
@@ -266,7 +316,15 @@ def main() -> int:
     report(results)
     if arguments.out is not None:
         arguments.out.mkdir(parents=True, exist_ok=True)
-        (arguments.out / "aot.json").write_text(json.dumps(results, indent=1))
+        # The two halves a GPU session runs apart keep both their files.
+        name = (
+            "aot-library"
+            if arguments.library_only
+            else "aot-bench"
+            if arguments.skip_library
+            else "aot"
+        )
+        (arguments.out / f"{name}.json").write_text(json.dumps(results, indent=1))
     return 0
 
 

@@ -49,6 +49,8 @@ CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
 }
 CUresult cuCtxSetCurrent(void *context) { current = (uintptr_t)context; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuStreamCreate(void **stream, unsigned flags) { (void)flags; *stream = (void *)0x5700; return 0; }
+CUresult cuStreamSynchronize(void *stream) { (void)stream; return 0; }
 CUresult cuMemAlloc_v2(uint64_t *pointer, size_t size) {
     (void)size;
     *pointer = 0x10000000 + (uint64_t)(++fake_allocations) * 0x1000000;
