@@ -24,14 +24,19 @@ pytestmark = pytest.mark.interpreter_only
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _benchmark():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import aot
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return aot
+
+
 def test_the_host_benchmark_runs_and_launches_what_the_library_launches(
     tmp_path, fake_cuda, fake_cuda_path
 ):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import aot as bench
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    bench = _benchmark()
     add = make_aot(k.add_arrangement, k.add_application, k.add_tensors(), tmp_path, "add")
     arguments = bench.dense_variant(add, tmp_path / "dense.cubin", 4096)
     cubin, name, threads, shared, programs, layout = arguments
@@ -59,3 +64,40 @@ def test_the_host_benchmark_runs_and_launches_what_the_library_launches(
         [str(program), *arguments], capture_output=True, text=True, check=True
     ).stdout
     assert len([float(value) for value in output.split()]) == 4, output
+
+
+def test_the_parity_table_names_the_specialisation_compiled_as_the_jit_kernel():
+    """Contiguous aligned tensors: the first specialisation is the JIT kernel's very
+    Triton input; 3 heads: the second; rows of 33 elements: none (the JIT kernel keeps
+    the innermost stride's 1 and the pointers' alignment, the general specialisation
+    assumes nothing)."""
+    import types
+
+    import torch
+
+    import ninetoothed
+
+    bench = _benchmark()
+    jit = ninetoothed.make(k.rows_arrangement, k.copy_application, k.rows_tensors())
+    library = types.SimpleNamespace(spec=jit.spec)  # what compiled_alike reads of one
+
+    def alike(shape, width=None):
+        tensors = [torch.empty(*shape[:-1], width or shape[-1], dtype=torch.float16)]
+        tensors.append(torch.empty(*shape, dtype=torch.float16))
+        return bench.compiled_alike(jit, library, [tensors[0][..., : shape[-1]], tensors[1]])
+
+    assert alike((2, 16, 64, 32)) == "32-bit, tiles, aligned, unit, divisible"
+    assert alike((2, 3, 64, 32)) == "32-bit, tiles, aligned, unit"
+    assert alike((2, 3, 64, 32), width=33) == "none"
+    # The benchmark's attention: a batch of 4 and 16 heads, which only the JIT kernel
+    # knows divisible (used in no memory access).
+    from support import aot_gpu as g
+
+    half = ninetoothed.float16
+    attention = ninetoothed.make(
+        g.attention_arrangement, g.attention_application, g.attention_tensors(half)
+    )
+    q, k_, v, o = (torch.empty(4, 16, 128, 64, dtype=torch.float16) for _ in range(4))
+    assert bench.compiled_alike(attention, attention, [q, k_, v, 0.125, o]) == (
+        "32-bit, tiles, aligned, unit, but for the divisibility of q_size_1, k_size_1"
+    )
