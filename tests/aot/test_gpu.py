@@ -125,6 +125,21 @@ def test_the_ctypes_path(libraries):
     torch.testing.assert_close(z, x + y)
 
 
+def test_repeated_calls_of_alternating_shapes(libraries):
+    """The callable's fast path on the GPU: the latest call's facts confirmed by the
+    guard, others found by key, new tensors (pointers) every call."""
+    _, add, _, _ = libraries
+    for size in (4096, 1000, 4096, 1000, 4096, 12345, 1000):
+        x, y, z = (
+            torch.randn(size, device="cuda"),
+            torch.randn(size, device="cuda"),
+            _poisoned(size),
+        )
+        add(x, y, z)
+        torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+    assert len(add._fast.plans) >= 3
+
+
 def test_threads_call_at_once(libraries):
     _, add, _, _ = libraries
     results, errors = [], []
