@@ -116,7 +116,9 @@ fi
 if [[ $STEPS == *" aot-library "* ]]; then
 echo "=== the whole forward kernel library as a C library: build and unchanged rebuild"
 rm -rf /tmp/nt-ops
-timeout -k 10 "${NT_AOT_LIBRARY_SECONDS:-560}" python3 benchmarks/aot.py --library-only \
+# The floor is for one GPU: the build tunes on every visible one.
+CUDA_VISIBLE_DEVICES="${NT_AOT_LIBRARY_GPUS:-0}" \
+    timeout -k 10 "${NT_AOT_LIBRARY_SECONDS:-560}" python3 benchmarks/aot.py --library-only \
     --library /tmp/nt-ops --out "$LOGS" 2>&1 | tee "$LOGS/aot-library.log" | tail -10
 fi
 

@@ -7,6 +7,7 @@ without a driver run in a subprocess with their own environment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,8 @@ from support.aot_parity import Harness, make_aot
 from support.base import ON_GPU
 
 import ninetoothed
+from ninetoothed.runtime.hookspecs import HostReads
+from nt_torch import fastpath
 from nt_torch.adapter import TorchAdapter
 
 
@@ -53,6 +56,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, fake_cuda: FakeCuda) -> dict
         ("add", k.add_arrangement, k.add_application, k.add_tensors),
         ("flat", k.flat_arrangement, k.copy_application, k.flat_tensors),
         ("mm", k.mm_arrangement, k.mm_application, k.mm_tensors),
+        ("rows", k.rows_arrangement, k.copy_application, k.rows_tensors),
         ("scale", k.scale_arrangement, k.scale_application, k.scale_tensors),
     ):
         aot = make_aot(arrangement, application, tensors(), directory, name)
@@ -77,6 +81,17 @@ def on_gpu(monkeypatch):
     def key(tensor):
         return (tensor.shape, tensor.stride(), tensor.dtype, "cuda:0")
 
+    # The fast reads of PyTorch on a GPU (nt_torch.fastpath), with the stream above.
+    reads = HostReads(
+        pointer_read="{}.data_ptr()",
+        key_reads=fastpath.KEY_READS,
+        device_of=lambda tensor: 0,
+        raw_stream=lambda device: STREAM,
+        current_device=None,
+        device_guard=lambda device: contextlib.nullcontext(),
+        guard=fastpath.guard_factory(),
+    )
+    monkeypatch.setattr(TorchAdapter, "host_reads", lambda self: reads)
     monkeypatch.setattr(TorchAdapter, "describe", moved)
     monkeypatch.setattr(TorchAdapter, "aot_reads", lambda self: (key, torch.Tensor.data_ptr))
     monkeypatch.setattr(TorchAdapter, "current_stream", lambda self, device: STREAM)

@@ -249,3 +249,18 @@ def test_bad_builds_are_refused_naming_what_is_wrong(configs, options, error, pa
     options = {"meta_parameters": None, **options}
     with pytest.raises(error, match=pattern):
         build(tmp_path, configs, k.axpy_premake_with_pattern, **options)
+
+
+def test_repeated_calls_of_a_build_compare_the_key_values(axpy, fake_cuda, on_gpu):
+    """The fast path of a dispatcher: the key values are part of what a repeated call
+    must match (they reach C in the packed array's data fields), the tensors' dtypes too."""
+    axpy._fast = None
+    for dtype, key, grid in ((torch.float16, ninetoothed.float16, 5), (torch.float32, 10, 3)) * 2:
+        x = torch.empty(1127, dtype=dtype)
+        axpy(x, x, 0.5, x, 1127, key)
+        assert fake_cuda.launch()["grid"] == (grid, 1, 1)
+        assert fake_cuda.parameters([".u64"]) == [x.data_ptr()]
+    assert len(axpy._fast.plans) == 2
+    x = torch.empty(1127, dtype=torch.float16)
+    with pytest.raises(LaunchError, match=r"parameter 'input' expects dtype float32, got float16"):
+        axpy(x, x, 0.5, x, 1127, ninetoothed.float32)

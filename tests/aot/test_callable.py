@@ -9,6 +9,7 @@ repeated calls, and the library's own refusals raised with its message.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 
 import pytest
 import torch
@@ -144,6 +145,8 @@ def paddle_on_gpu(monkeypatch):
         PaddleAdapter, "describe", lambda self, obj: describe(self, obj)._replace(device="cuda:0")
     )
     monkeypatch.setattr(PaddleAdapter, "launch_stream", lambda self, device: 0xFACE)
+    # Without fast reads: the callable asks the adapter's plain methods on every call.
+    monkeypatch.setattr(PaddleAdapter, "host_reads", lambda self: None)
     monkeypatch.setattr(PaddleAdapter, "device_guard", lambda self, device: None)
     return paddle
 
@@ -172,3 +175,49 @@ def test_paddle_cpu_tensors_are_refused_clearly(built):
         match=r"kernel 'add' \(aot_kernels\.py:\d+\): the tensors are on cpu, .*tensor\.cuda\(\)",
     ):
         built["add"].aot(x, x, x)
+
+
+def test_repeated_calls_confirm_the_latest_facts_and_launch_their_own_pointers(
+    built, fake_cuda, on_gpu
+):
+    """The latest call's facts are confirmed by the framework's guard, others found by
+    key; a plan another thread is launching (its lock held) sends the call down the full
+    path, which launches the call's own pointers and leaves that plan's arguments alone."""
+    add = built["add"].aot
+    add._fast = None
+    assert add._entry.packed is not None  # one pointer through ctypes
+    short = [torch.empty(4096, dtype=torch.float16) for _ in range(3)]
+    long = [torch.empty(8192, dtype=torch.float16) for _ in range(3)]
+    for tensors in (short, long, short, long, short):
+        tensors = [torch.empty_like(t) for t in tensors]  # new pointers every call
+        add(*tensors)
+        expected = [t.data_ptr() for t in tensors] + [t.numel() for t in tensors]
+        assert _parameters(fake_cuda, 6)[:6] == expected
+        assert fake_cuda.launch()["grid"] == (tensors[0].numel() // 256, 1, 1)
+    fast = add._fast
+    assert len(fast.plans) == 2 and fast.mru[0].slots[0].data == tensors[0].data_ptr()
+    plan = fast.mru[0]
+    held = [slot.data for slot in plan.slots]
+    fresh = [torch.empty(4096, dtype=torch.float16) for _ in range(3)]
+    with plan.lock:
+        add(*fresh)
+    assert _parameters(fake_cuda, 3) == [t.data_ptr() for t in fresh]
+    assert [slot.data for slot in plan.slots] == held
+
+
+def test_a_library_without_the_packed_entry_is_called_by_value(built, fake_cuda, on_gpu):
+    scale = built["scale"].aot
+    entry = scale._entry
+    scale._fast = None
+    scale._entry = dataclasses.replace(entry, packed=None)
+    try:
+        x, y = torch.empty(100, dtype=torch.float32), torch.empty(100, dtype=torch.float32)
+        for alpha in (2.5, -1.0):  # the full path, then the fast one
+            x, y = torch.empty_like(x), torch.empty_like(y)
+            scale(x, alpha, 1, y)
+            recorded = fake_cuda.parameters([".u64", ".u64", ".u32", ".u32", ".f32"])
+            assert recorded[:2] == [x.data_ptr(), y.data_ptr()]
+            assert recorded[-1] == pytest.approx(alpha)
+    finally:
+        scale._entry = entry
+        scale._fast = None

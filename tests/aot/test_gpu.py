@@ -77,6 +77,31 @@ def test_attention_from_python(libraries, seq):
     torch.testing.assert_close(o, reference.float(), rtol=2e-2, atol=2e-2)
 
 
+def _laid_out(layout, shape):
+    """A tensor of ``shape`` laid out as ``layout`` names (what picks a specialisation)."""
+    if layout == "odd stride":  # rows 72 elements apart: not a multiple of 16
+        return torch.randn(*shape[:-1], shape[-1] + 8, device="cuda")[..., : shape[-1]]
+    if layout == "misaligned":  # the data 4 bytes past a 16-byte boundary
+        count = shape[0] * shape[1] * shape[2] * shape[3]
+        return torch.randn(count + 1, device="cuda")[1:].view(shape)
+    return torch.randn(*shape, device="cuda")
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "odd stride", "misaligned"])
+@pytest.mark.parametrize("seq", [128, 100])
+def test_attention_whatever_the_alignment(libraries, layout, seq):
+    """Aligned strides with a batch and heads not divisible by 16 (the specialisations
+    told the strides' divisibility), masked rows, odd strides and a pointer off 16 bytes
+    (the specialisation told nothing): the same results."""
+    _, _, _, attention = libraries
+    shape = (3, 5, seq, 64)
+    q, k, v = (_laid_out(layout, shape) for _ in range(3))
+    o = _laid_out(layout, shape).fill_(float("nan"))
+    attention(q, k, v, 0.125, o)
+    reference = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), scale=0.125)
+    torch.testing.assert_close(o, reference.float(), rtol=2e-2, atol=2e-2)
+
+
 def test_the_ctypes_path(libraries):
     """The library called through ctypes directly, on PyTorch's current stream."""
     directory, _, _, _ = libraries
@@ -98,6 +123,21 @@ def test_the_ctypes_path(libraries):
     assert status == 0
     stream.synchronize()
     torch.testing.assert_close(z, x + y)
+
+
+def test_repeated_calls_of_alternating_shapes(libraries):
+    """The callable's fast path on the GPU: the latest call's facts confirmed by the
+    guard, others found by key, new tensors (pointers) every call."""
+    _, add, _, _ = libraries
+    for size in (4096, 1000, 4096, 1000, 4096, 12345, 1000):
+        x, y, z = (
+            torch.randn(size, device="cuda"),
+            torch.randn(size, device="cuda"),
+            _poisoned(size),
+        )
+        add(x, y, z)
+        torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+    assert len(add._fast.plans) >= 3
 
 
 def test_threads_call_at_once(libraries):

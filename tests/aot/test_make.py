@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from support import aot_kernels as k
+from support.aot import tensor
 from support.aot_parity import make_aot
 
 import ninetoothed
@@ -318,3 +319,78 @@ def test_a_kernel_calling_a_triton_jit_helper_compiles_in_this_process(tmp_path,
     x = tensor(0x1000, (256,))
     assert handle.launch_twice(ctypes.c_void_p(0), x, x) == 0
     assert fake_cuda.launch()["grid"] == (2, 1, 1)
+
+
+def test_alignment_facts_reach_the_binary_as_the_just_in_time_kernel_has_them(built):
+    """Strides and pointers aligned: the binary is told so whatever the batch size (a batch
+    of 3 heads is not divisible by 16, as attention's batch of 4 was not); an odd stride or a
+    pointer off 16 bytes launches a binary that assumes nothing of them."""
+    harness = built["rows"]
+    plans = [plan.describe() for plan in harness.plans]
+    assert plans[:3] == [
+        "32-bit, tiles, aligned, unit, divisible",
+        "32-bit, tiles, aligned, unit",
+        "32-bit, aligned, unit",
+    ], plans
+    assert harness.check([(2, 16, 64, 32)] * 2) == 0
+    assert harness.check([(2, 3, 64, 32)] * 2) == 1  # the heads alone are not divisible
+    assert harness.check([(2, 3, 60, 32)] * 2) == 2  # masked rows, aligned strides
+    general = plans.index("32-bit")
+    odd = [(3 * 64 * 33, 64 * 33, 33, 1), None]  # a slice of rows 33 elements wide
+    assert harness.check([(2, 3, 64, 32)] * 2, odd) == general
+    assert harness.check([(2, 3, 64, 32)] * 2, pointers=[(1 << 48) + 2, 2 << 48]) == general
+    # The binaries differ in what they were told: the strides' divisibility by 16.
+    strides = {f"{t}_stride_{d}" for t in "xy" for d in range(3)}
+    told = []
+    for plan in harness.plans[:3] + [harness.plans[general]]:
+        names = [name for name, _ in plan.specialisation.signature]
+        told.append(strides & {names[i] for i, flag in plan.specialisation.attrs if flag})
+    assert told == [strides, strides, strides, set()]
+
+
+def test_kernels_with_large_shared_memory_are_prepared_as_triton_prepares_them(
+    built, fake_cuda, tmp_path
+):
+    """Over 48 KiB of shared memory: the oversized mode where the driver knows it, else
+    the larger shared-memory carveout and the opt-in dynamic size (as Triton's loader does
+    for the just-in-time kernel, so that both get the same programs per multiprocessor)."""
+    from nt_triton.aot import _cc
+
+    library = built["add"].aot.library
+    directory = library.source.parent
+    source = tmp_path / "large.c"  # the add library, its variants claiming 64 KiB each
+    text = library.source.read_text()
+    source.write_text(re.sub(r'(\{nt_binary_\d+, "\w+", )0u,', r"\g<1>65536u,", text))
+    shared = tmp_path / "large.so"
+    subprocess.run(
+        [*_cc.compiler(), *_cc.FLAGS, "-shared", f"-I{directory}", f"-I{_cc.cuda_include()}"]
+        + [str(source), "-o", str(shared), "-ldl", "-lpthread"],
+        check=True,
+    )
+    launch = ctypes.CDLL(str(shared)).launch_add
+    x = tensor(0x1000, (4096,))
+    for oversized, context in ((0, 0x7100), (1, 0x7200)):  # a new context: loaded again
+        fake_cuda.set("fake_oversized", oversized)
+        fake_cuda.set("fake_cache_config", -1)
+        attributes = (ctypes.c_int * 32).in_dll(fake_cuda.library, "fake_attributes")
+        for index in (8, 17):
+            attributes[index] = -1
+        fake_cuda.set_context(context)
+        try:
+            assert launch(ctypes.c_void_p(0), x, x, x) == 0
+        finally:
+            fake_cuda.set_context(0x1000)
+            fake_cuda.set("fake_oversized", 0)
+        assert fake_cuda.launch()["shared"] == 65536
+        if oversized:
+            assert (attributes[17], attributes[8], fake_cuda.get("fake_cache_config")) == (
+                3,
+                -1,
+                -1,
+            )
+        else:  # CU_FUNC_CACHE_PREFER_SHARED, the opt-in size less the static shared memory
+            assert (attributes[17], attributes[8], fake_cuda.get("fake_cache_config")) == (
+                -1,
+                fake_cuda.get("fake_shared_optin"),
+                1,
+            )

@@ -24,6 +24,9 @@ int fake_launches = 0;
 uint64_t fake_record[64];
 int fake_parameters = 0;           /* how many parameters the last launch had */
 int fake_set_attribute = 0;        /* the last cuFuncSetAttribute value */
+int fake_attributes[32];           /* each attribute's last cuFuncSetAttribute value */
+int fake_oversized = 0;            /* whether the driver knows oversized shared memory */
+int fake_cache_config = -1;        /* the last cuFuncSetCacheConfig value */
 
 int fake_devices = 1;              /* cuDeviceGetCount */
 static __thread uintptr_t current; /* cuCtxSetCurrent's context on this thread (0: fake_context) */
@@ -46,6 +49,8 @@ CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
 }
 CUresult cuCtxSetCurrent(void *context) { current = (uintptr_t)context; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuStreamCreate(void **stream, unsigned flags) { (void)flags; *stream = (void *)0x5700; return 0; }
+CUresult cuStreamSynchronize(void *stream) { (void)stream; return 0; }
 CUresult cuMemAlloc_v2(uint64_t *pointer, size_t size) {
     (void)size;
     *pointer = 0x10000000 + (uint64_t)(++fake_allocations) * 0x1000000;
@@ -103,8 +108,15 @@ CUresult cuFuncGetAttribute(int *value, int attribute, void *function) {
     return 0;
 }
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
-    (void)function; (void)attribute;
+    (void)function;
+    if (attribute == 17 && !fake_oversized) return 1; /* CUDA_ERROR_INVALID_VALUE */
     fake_set_attribute = value;
+    if (attribute >= 0 && attribute < 32) fake_attributes[attribute] = value;
+    return 0;
+}
+CUresult cuFuncSetCacheConfig(void *function, int config) {
+    (void)function;
+    fake_cache_config = config;
     return 0;
 }
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -33,6 +33,16 @@ def flat_tensors():
     return Tensor(3, dtype=ninetoothed.float32), Tensor(3, dtype=ninetoothed.float32)
 
 
+def rows_arrangement(x, y):
+    # The outer dimensions are tiled by 1 (batch and heads, as attention's): their sizes
+    # are never known divisible by 16, while the inner ones' tiles make theirs so.
+    return x.tile((1, 1, 32, 16)), y.tile((1, 1, 32, 16))
+
+
+def rows_tensors():
+    return Tensor(4, dtype=ninetoothed.float16), Tensor(4, dtype=ninetoothed.float16)
+
+
 def mm_arrangement(a, b, c):
     c_tiled = c.tile((32, 64))
     a_tiled = a.tile((32, 16)).tile((1, -1)).expand((-1, c_tiled.shape[1]))

@@ -128,7 +128,36 @@ class Harness:
             else:
                 assert value == want, (parameter.name, value, want)
         assert chosen == expected, (chosen, expected)
+        self._check_alignment(plan_, host, pointers)
         return chosen
+
+    def _check_alignment(self, plan: Any, host: dict[str, Any], pointers: Sequence[int]) -> None:
+        """A 32-bit call whose pointers are 16-byte aligned, innermost strides 1 and other
+        strides multiples of 16 launches a binary that knows all of it, as the just-in-time
+        kernel's specialisation does (what lets Triton vectorise loads)."""
+        if plan.variant.wide:
+            return
+        tensors = self.aot.spec.tensor_parameters
+        strides = self.description.signature.of_kind(ParameterKind.STRIDE)
+        innermost = {
+            p.name for p in strides if p.dim == tensors[p.tensor_index or 0].source.ndim - 1
+        }
+        if any(p % 16 for p in pointers) or any(
+            host[p.name] != 1 if p.name in innermost else host[p.name] % 16 for p in strides
+        ):
+            return
+        compiled = plan.specialisation
+        names = [name for name, _ in compiled.signature]
+        divisible = {names[index] for index, flag in compiled.attrs if flag}
+        constants = dict(compiled.constexprs)
+        for parameter in self.description.signature:
+            name = parameter.name
+            if parameter.kind is ParameterKind.POINTER or (
+                parameter.kind is ParameterKind.STRIDE and name not in innermost
+            ):
+                assert name in divisible, (name, plan.describe())
+            elif name in innermost:
+                assert constants.get(name) == 1, (name, plan.describe())
 
     def _chosen(self, module: int, expected: int) -> int:
         """The specialisation launched: ``expected`` if its binary is the one (two
@@ -178,6 +207,9 @@ def _ptx(plan: Any, parameter: Any) -> str:
 
 
 def _serves(plan: Any, host: dict[str, Any], signature: Any, pointers: Sequence[int]) -> bool:
+    """Whether every assumption ``plan``'s binary was compiled with holds for the host's
+    values: 32-bit ints, its constants, and every parameter Triton was told is divisible
+    by 16 (read from the compiled specialisation, not from the launcher's conditions)."""
     variant = plan.variant
     ints = [p for p in plan.passed if p.kind in (ParameterKind.SIZE, ParameterKind.STRIDE)]
     if not variant.wide and (
@@ -192,6 +224,10 @@ def _serves(plan: Any, host: dict[str, Any], signature: Any, pointers: Sequence[
             return False
         if kind is ParameterKind.STRIDE and host[name] != 1:
             return False
-    if variant.aligned and any(p % 16 for p in pointers):
-        return False
-    return not (variant.divisible and any(host[p.name] % 16 for p in ints))
+    compiled = plan.specialisation
+    names = [name for name, _ in compiled.signature]
+    divisible = {names[index] for index, flag in compiled.attrs if flag}
+    pointer_of = {
+        p.name: pointers[p.tensor_index] for p in plan.passed if p.kind is ParameterKind.POINTER
+    }
+    return all(pointer_of.get(name, host.get(name, 0)) % 16 == 0 for name in divisible)

@@ -39,6 +39,7 @@ __all__ = [
     "CLibrary",
     "CParameter",
     "NineToothedTensor",
+    "PACKED_PREFIX",
     "Status",
     "key_value",
 ]
@@ -59,6 +60,12 @@ C_KEYWORDS = frozenset(
     typeid typename using virtual wchar_t""".split()
 )
 """C and C++ keywords: no generated name may be one."""
+
+PACKED_PREFIX = "ninetoothed_packed_"
+"""Each generated launch function ``launch_x`` has a twin, ``ninetoothed_packed_launch_x``
+(not in the headers): ``(stream, const NineToothedTensor *parameters)``, the parameters in
+one array, a key's value in its ``data``.  The Python callable calls it: one pointer
+crosses ``ctypes`` instead of structures by value."""
 
 DATA_TYPES: tuple[str, ...] = (
     "int8",

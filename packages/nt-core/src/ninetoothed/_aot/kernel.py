@@ -27,8 +27,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ninetoothed._aot.fast import FastCalls, Launch
-from ninetoothed.aot import CLibrary, CParameter, NineToothedTensor, Status, key_value
+from ninetoothed._aot.fast import Entry, FastCalls, Launch, Runtime
+from ninetoothed.aot import (
+    PACKED_PREFIX,
+    CLibrary,
+    CParameter,
+    NineToothedTensor,
+    Status,
+    key_value,
+)
 from ninetoothed.errors import LaunchError, NineToothedError
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime.adapter import require_gpu
@@ -108,7 +115,11 @@ class AotKernel:
         self._function.restype = ctypes.c_int
         self._last_error = handle.ninetoothed_last_error
         self._last_error.restype = ctypes.c_char_p
-        self._use_device = handle.ninetoothed_use_device
+        packed = getattr(handle, PACKED_PREFIX + library.function, None)
+        if packed is not None:
+            packed.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
+            packed.restype = ctypes.c_int
+        self._entry = Entry(self._function, packed, handle.ninetoothed_use_device)
         self._keys = sum(p.kind == "key" for p in library.parameters)
         self._fast: FastCalls | None = None
 
@@ -159,13 +170,15 @@ class AotKernel:
         if not bound.device.startswith("cuda"):
             require_gpu(spec.label, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))
         arguments = self._arguments(spec, bound.tensors, bound.scalars, key)
-        launch = Launch(self._function, arguments, adapter, bound.device, self._use_device)
+        reads = _host_reads(adapter)
+        launch = Launch(self._entry, arguments, bound.device, Runtime.of(adapter, reads))
         status = launch()
         if status:
             self._raise(status)
         if not kwargs:  # calls in this form take the fast path next time
             if self._fast is None:
-                self._fast = FastCalls([p.kind for p in self.library.parameters], adapter)
+                kinds = [p.kind for p in self.library.parameters]
+                self._fast = FastCalls(kinds, adapter, reads)
             self._fast.remember(original, launch)
 
     def _variant(
@@ -253,6 +266,14 @@ class AotKernel:
         if status in _ARGUMENT_ERRORS:
             raise LaunchError(text)
         raise LibraryError(text, status)
+
+
+def _host_reads(adapter: Any) -> Any:
+    """The adapter's fast reads (those of the just-in-time fast path), or None."""
+    try:
+        return adapter.host_reads()
+    except Exception:  # noqa: BLE001 - an adapter without them: its plain methods serve
+        return None
 
 
 def _scalar(spec: KernelSpec, parameter: CParameter, given: Any) -> Any:

@@ -77,6 +77,7 @@ def dispatcher_source(
     lines += [f"    return {failure};", "}"]
     includes = "\n".join(f'#include "{name}.h"' for name in dict.fromkeys(names))
     body = includes + "\n\n" + "\n".join(lines) + "\n"
+    body += _sources.packed_entry(function, parameters)
     unit = _sources.translation_unit(f"{kernel_name}.h", 1, body, origin)
     path = output_dir / f"{kernel_name}.c"
     path.write_text(unit)

@@ -86,7 +86,8 @@ def write_kernel(kernel: Kernel, output_dir: Path, target: _compile.Target, orig
     """Write ``kernel``'s header and translation unit; returns the unit's path."""
     spec = kernel.description.spec
     function = f"launch_{kernel.name}"
-    header = _sources.header(kernel.name, function, parameters(spec), origin)
+    described = parameters(spec)
+    header = _sources.header(kernel.name, function, described, origin)
     (output_dir / f"{kernel.name}.h").write_text(header)
     body = launcher_source(
         kernel.description,
@@ -96,6 +97,7 @@ def write_kernel(kernel: Kernel, output_dir: Path, target: _compile.Target, orig
         target=_compile.target_name(target),
         given=_variants.compiled_in(kernel.description, kernel.fixed),
     )
+    body += _sources.packed_entry(function, described)
     unit = _sources.translation_unit(f"{kernel.name}.h", len(kernel.compiled), body, origin)
     path = output_dir / f"{kernel.name}.c"
     path.write_text(unit)

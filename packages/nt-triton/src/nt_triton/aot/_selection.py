@@ -163,10 +163,15 @@ def _serves(writer: Writer, plan: Plan) -> str:
             terms.append(f"{writer.locals[name]} % {value} == 0")
         elif parameter.kind is ParameterKind.STRIDE:
             terms.append(f"{_value(writer, parameter)} == 1")
+    # Divisibility the specialisation was compiled with (Triton's alignment facts), but
+    # not the sizes its tile checks above already imply.
+    divisible = []
     if variant.aligned:
-        terms += [
-            f"{_value(writer, p)} % 16 == 0" for p in plan.passed if p.kind is ParameterKind.POINTER
-        ]
+        divisible += [p for p in plan.passed if p.kind is ParameterKind.POINTER]
+        divisible += [p for p in passed_ints if p.kind is ParameterKind.STRIDE]
     if variant.divisible:
-        terms += [f"{_value(writer, p)} % 16 == 0" for p in passed_ints]
+        divisible += [
+            p for p in passed_ints if p.kind is ParameterKind.SIZE and p.name not in plan.implied
+        ]
+    terms += [f"{_value(writer, p)} % 16 == 0" for p in divisible]
     return " && ".join(terms) or "1"

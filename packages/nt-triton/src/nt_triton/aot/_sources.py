@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ninetoothed.aot import CParameter
+from ninetoothed.aot import PACKED_PREFIX, CParameter
 from ninetoothed.runtime.aliasing import EXACT_LIMIT
 from nt_triton.aot._aliasing import MAX_DIMS
 from nt_triton.description import INDEX_LIMIT, INT32_LIMIT
 
-__all__ = ["header", "translation_unit"]
+__all__ = ["header", "packed_entry", "translation_unit"]
 
 _RUNTIME = (Path(__file__).parent / "runtime.c").read_text()
 
@@ -72,6 +72,27 @@ def header(kernel_name: str, function: str, parameters: Sequence[CParameter], or
         "#endif",
         "",
         f"#endif /* {guard} */",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def packed_entry(function: str, parameters: Sequence[CParameter]) -> str:
+    """``function``'s twin taking its parameters as one array (:data:`PACKED_PREFIX`)."""
+    arguments = ["stream"]
+    for index, parameter in enumerate(parameters):
+        value = f"nt_parameters[{index}]"
+        arguments.append(f"(int)(intptr_t){value}.data" if parameter.kind == "key" else value)
+    signature = (
+        f"NineToothedResult {PACKED_PREFIX}{function}(NineToothedStream stream, "
+        "const NineToothedTensor *nt_parameters)"
+    )
+    lines = [
+        "/* The Python callable's entry: the parameters in one array (a key's value in data). */",
+        f"{signature};",
+        f"{signature} {{",
+        f"    return {function}({', '.join(arguments)});",
+        "}",
         "",
     ]
     return "\n".join(lines)

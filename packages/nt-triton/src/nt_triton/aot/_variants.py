@@ -3,25 +3,30 @@
 A just-in-time call compiles the kernel for exactly the call's facts: the
 host's constexpr flags (64-bit offsets, layout flags, size alignments) and
 Triton's own specialisation of the arguments (pointers aligned to 16 bytes,
-ints divisible by 16, ints equal to 1 made constant).  A C library cannot
-compile at call time, so it holds a short chain of specialisations, most
-specific first, each with the condition under which it computes exactly
-what the call needs; the launcher takes the first whose condition holds:
+ints divisible by 16, ints equal to 1 made constant).  Those alignment facts
+are what lets Triton vectorise loads: a row stride not known to be divisible
+by 16 makes every load of a tile element-wise.  A C library cannot compile at
+call time, so it holds a short chain of specialisations, most specific first,
+each with the condition under which it computes exactly what the call needs;
+the launcher takes the first whose condition holds (cheap integer tests):
 
 1. ``dense``: 32-bit offsets, layout flags on, tile-aligned sizes, pointers
-   aligned, every tensor's innermost stride 1, every other size and stride
-   divisible by 16 (what a just-in-time call of contiguous tensors with sizes
-   like 4096 compiles);
-2. the same with sizes and strides of any value;
+   aligned to 16 bytes, every tensor's innermost stride 1, every other stride
+   and every size divisible by 16 (what a just-in-time call of contiguous
+   tensors with sizes like 4096 compiles);
+2. the same with sizes of any value (a batch of 4, 12 heads): sizes whose
+   tiles are multiples of 16 are still known divisible, as their tile checks
+   imply it;
 3. ... and sizes that are not multiples of the tiles (masked edges);
 4. ... and tensors whose dimensions do not lie as one block (slices);
-5. ``general``: any 32-bit call (nothing assumed of pointers or strides);
+5. ``general``: any 32-bit call (nothing assumed of pointers or strides: odd
+   strides and pointers off 16 bytes come here);
 6. ``wide``: 64-bit offsets, nothing assumed: serves every call.
 
 Fields that cannot matter for a kernel (no layout flags, no size alignments,
-no pointers) are dropped and duplicates removed, so small kernels hold two or
-three specialisations.  Each is compiled with the same meta values and launch
-options.
+no pointers) are dropped, and a specialisation compiled exactly as a later
+(less demanding) one is dropped, so small kernels hold two or three.  Each is
+compiled with the same meta values and launch options.
 """
 
 from __future__ import annotations
@@ -56,11 +61,11 @@ class Variant:
     tiles: bool
     """Size alignments at their tiles (tile range checks gone)."""
     aligned: bool
-    """Every data pointer a multiple of 16 bytes."""
+    """Every data pointer a multiple of 16 bytes, every stride passed divisible by 16."""
     unit: bool
     """Every tensor's innermost stride (where the kernel takes it) is 1, a constant."""
     divisible: bool
-    """Every size and stride passed is divisible by 16."""
+    """Every size passed is divisible by 16."""
 
     def describe(self) -> str:
         """``"32-bit, layout, tiles, aligned, unit, divisible"``: what messages print."""
@@ -96,6 +101,9 @@ class Plan:
     padded: dict[str, int] = field(default_factory=dict)
     """The values of the padded sizes that depend on the call's sizes (:mod:`._buckets`):
     the specialisation serves only calls whose sizes pad to these."""
+    implied: frozenset[str] = frozenset()
+    """The sizes passed that are compiled as divisible by 16 because the variant's tile
+    checks imply it (a multiple of a tile of 16 or more): the launcher need not test them."""
 
     def describe(self) -> str:
         """What messages print: the variant's facts and its padded sizes."""
@@ -177,11 +185,9 @@ def _chain(
     relevant = {
         "layout": bool(signature.of_kind(ParameterKind.LAYOUT_FLAG)),
         "tiles": any(description.alignment_tiles.values()),
-        "aligned": bool(signature.pointers),
+        "aligned": bool(signature.pointers or signature.of_kind(ParameterKind.STRIDE)),
         "unit": bool(_innermost_strides(description)),
-        "divisible": bool(
-            signature.of_kind(ParameterKind.SIZE) + signature.of_kind(ParameterKind.STRIDE)
-        ),
+        "divisible": bool(signature.of_kind(ParameterKind.SIZE)),
     }
     chain: list[Variant] = []
     for variant in CHAIN:
@@ -189,27 +195,30 @@ def _chain(
         if variant not in chain:
             chain.append(variant)
     result = [_plan(description, variant, padded, constants) for variant in chain]
-    return [plan for plan in result if not _covered(description, plan, result)]
+    # A specialisation compiled exactly as a later one serves no call the later one does
+    # not (conditions only weaken along the chain): the later, cheaper test is kept.
+    return [
+        plan
+        for index, plan in enumerate(result)
+        if all(plan.specialisation != later.specialisation for later in result[index + 1 :])
+    ]
 
 
-def _covered(description: KernelDescription, plan: Plan, plans: list[Plan]) -> bool:
-    """Whether ``plan`` serves no call an earlier one does not: it assumes tiles but not
-    divisibility, and every int it passes is a size whose tiles are multiples of 16 (a
-    size that is a multiple of its tile is then divisible by 16 too)."""
-    variant = plan.variant
-    if not variant.tiles or variant.divisible:
-        return False
-    dense = replace(variant, divisible=True)
-    if not any(other.variant == dense for other in plans):
-        return False
-    aligned = {
-        str(p.expression): min(description.alignment_tiles.get(p.name) or (0,))
+def _implied(
+    description: KernelDescription, variant: Variant, known: Mapping[str, Any]
+) -> frozenset[str]:
+    """The sizes the variant's tile checks make divisible by 16.
+
+    The launcher tests ``alignment % tile == 0`` with the tile compiled in (the largest
+    the kernel compares the alignment with), and an alignment is the size's largest
+    power-of-two divisor capped (1 for sizes not positive): with a tile of 16 or more,
+    that holds only for sizes divisible by 16.
+    """
+    sizes = {p.name for p in description.signature.of_kind(ParameterKind.SIZE)}
+    return frozenset(
+        str(p.expression)
         for p in description.signature.of_kind(ParameterKind.SIZE_ALIGNMENT)
-    }
-    return all(
-        p.kind is ParameterKind.SIZE and aligned.get(p.name, 0) >= 16
-        for p in plan.passed
-        if p.kind in (ParameterKind.SIZE, ParameterKind.STRIDE)
+        if str(p.expression) in sizes and _constant(description, variant, p, {}, known) >= 16
     )
 
 
@@ -236,6 +245,7 @@ def _plan(
     scalars = {p.name: p for p in spec.scalar_parameters}
     innermost = _innermost_strides(description)
     integer = "i64" if variant.wide else "i32"
+    implied = _implied(description, variant, {**given, **padded})
     types: list[tuple[str, str]] = []
     constants: dict[str, Any] = {}
     divisible: set[int] = set()
@@ -257,7 +267,8 @@ def _plan(
                 divisible.add(index)
         elif kind in (ParameterKind.SIZE, ParameterKind.STRIDE):
             types.append((name, integer))
-            if variant.divisible:
+            stride = kind is ParameterKind.STRIDE
+            if variant.aligned if stride else variant.divisible or name in implied:
                 divisible.add(index)
         elif kind is ParameterKind.SCALAR:
             types.append((name, scalar_types(scalars[name].source.dtype)[0]))
@@ -268,7 +279,8 @@ def _plan(
             )
         passed.append(parameter)
     compiled = specialisation(types, constants, divisible)
-    return Plan(variant, compiled, tuple(passed), constants, dict(padded))
+    passed_implied = implied & {p.name for p in passed}
+    return Plan(variant, compiled, tuple(passed), constants, dict(padded), passed_implied)
 
 
 def _constant(

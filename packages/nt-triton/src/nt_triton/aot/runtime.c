@@ -276,6 +276,7 @@ typedef struct {
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
     CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
+    CUresult (*func_set_cache_config)(CUfunction, CUfunc_cache);
     CUresult (*launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                               unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
     CUresult (*get_error_name)(CUresult, const char **);
@@ -320,6 +321,7 @@ static void nt_driver_load(void) {
     *(void **)&nt_driver.module_get_function = nt_symbol(library, "cuModuleGetFunction", 1);
     *(void **)&nt_driver.func_get_attribute = nt_symbol(library, "cuFuncGetAttribute", 1);
     *(void **)&nt_driver.func_set_attribute = nt_symbol(library, "cuFuncSetAttribute", 1);
+    *(void **)&nt_driver.func_set_cache_config = nt_symbol(library, "cuFuncSetCacheConfig", 1);
     *(void **)&nt_driver.launch_kernel = nt_symbol(library, "cuLaunchKernel", 1);
     *(void **)&nt_driver.get_error_name = nt_symbol(library, "cuGetErrorName", 1);
     *(void **)&nt_driver.get_error_string = nt_symbol(library, "cuGetErrorString", 1);
@@ -449,6 +451,27 @@ static int nt_context(nt_contexts_t *table, const char *kernel, const char *targ
     return 0;
 }
 
+/* A function using more than 48 KiB of shared memory, prepared as Triton prepares the
+   just-in-time kernel (so that both run alike): oversized shared memory where the driver
+   knows that mode, else the larger shared-memory carveout (which leaves room for more
+   programs per multiprocessor) and the device's opt-in dynamic size. */
+#define NT_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE ((CUfunction_attribute)17)
+#define NT_SHARED_MEMORY_MODE_ALLOW_OVERSIZED 3
+
+static CUresult nt_large_shared(CUfunction function, const nt_context_t *context) {
+    if (nt_driver.func_set_attribute(function, NT_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE,
+                                     NT_SHARED_MEMORY_MODE_ALLOW_OVERSIZED) == CUDA_SUCCESS)
+        return CUDA_SUCCESS;
+    CUresult result = nt_driver.func_set_cache_config(function, CU_FUNC_CACHE_PREFER_SHARED);
+    int fixed = 0;
+    if (result == CUDA_SUCCESS)
+        result = nt_driver.func_get_attribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);
+    if (result == CUDA_SUCCESS)
+        result = nt_driver.func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                              context->shared_optin - fixed);
+    return result;
+}
+
 /* The variant's function in the context, loaded on its first use there. */
 static int nt_function(nt_contexts_t *table, nt_context_t *context, const nt_variant_t *variants,
                        int index, const char *kernel, const char *target, CUfunction *function) {
@@ -481,13 +504,8 @@ static int nt_function(nt_contexts_t *table, nt_context_t *context, const nt_var
                            context->minor, target);
         }
         result = nt_driver.module_get_function(&loaded, module, variant->name);
-        if (result == CUDA_SUCCESS && variant->shared > 49152) {
-            int fixed = 0;
-            result = nt_driver.func_get_attribute(&fixed, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, loaded);
-            if (result == CUDA_SUCCESS)
-                result = nt_driver.func_set_attribute(
-                    loaded, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, context->shared_optin - fixed);
-        }
+        if (result == CUDA_SUCCESS && variant->shared > 49152 && context->shared_optin > 49152)
+            result = nt_large_shared(loaded, context);
         if (result != CUDA_SUCCESS) {
             pthread_mutex_unlock(&table->lock);
             return nt_cuda_fail(NINETOOTHED_ERROR_DEVICE, kernel, "preparing the kernel", result);
