@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from support.base import ON_GPU
 from support.divisible import FLAT_ADD, MM
+from support.guarded import guarded, outside
 from support.library import assert_close, f64, random
 
 from ninetoothed.runtime.hookspecs import TensorInfo
@@ -87,29 +88,6 @@ def test_alignment_is_capped_at_the_largest_tile() -> None:
 
 
 torch_only = pytest.mark.skipif(ON_GPU, reason="interpreter memory layout: CPU only")
-
-
-MARGIN = 16
-"""Wider than a tile's overhang: even unmasked, the pinned 16-tiles stay in the buffer."""
-
-
-def guarded(array: np.ndarray) -> tuple[Any, Any]:
-    """A view holding ``array`` inside a NaN-filled buffer with margins on every side
-    (its rows strided), and the buffer."""
-    import torch
-
-    rows, columns = array.shape
-    buffer = torch.full((rows + 2 * MARGIN, columns + 2 * MARGIN), float("nan"))
-    view = buffer[MARGIN : MARGIN + rows, MARGIN : MARGIN + columns]
-    view.copy_(torch.from_numpy(array))
-    return view, buffer
-
-
-def outside(buffer: Any, shape: tuple[int, int]) -> np.ndarray:
-    """The buffer's elements outside the view (all NaN unless something wrote there)."""
-    values = buffer.numpy().copy()
-    values[MARGIN : MARGIN + shape[0], MARGIN : MARGIN + shape[1]] = np.nan
-    return values
 
 
 def run_guarded_mm(m: int, k: int, n: int, lie: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -4,12 +4,16 @@ Read on Triton IR after Triton's own TTIR passes (``gpu_check.triton_ir``, no
 GPU needed): with every size alignment a multiple of its tile size, mm,
 attention, a flattened element-wise kernel and softmax rows load and store
 without masks, as hand-written kernels do; with one size ragged, its loads
-and stores keep theirs.  A generator that ignored the alignments (or Triton
-not folding ``check | True``) leaves every mask in place and fails here.
+and stores keep theirs, except in a loop over its tiles, whose whole tiles
+load without them and whose ragged tail keeps them
+(``nt_triton._codegen.ragged_loops``; a divisible call compiles no tail).  A
+generator that ignored the alignments (or Triton not folding ``check |
+True``) leaves every mask in place and fails here.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -49,12 +53,27 @@ def test_mm_loads_without_masks_when_every_size_divides(pinned_mm) -> None:
     assert masked(ir_with(pinned_mm, {})) == (0, 3)
 
 
+def loops(ir: str) -> list[tuple[int, int]]:
+    """:func:`masked` of each outermost ``scf.for`` loop of the function, in order."""
+    found = re.finditer(r"^(    )(?:%\S+ = )?scf\.for .*\n(?:\1 .*\n)*", ir, re.MULTILINE)
+    return [masked(match.group(0)) for match in found]
+
+
 def test_a_ragged_size_keeps_its_masks(pinned_mm) -> None:
-    # K (input's columns) ragged: input's loads keep a mask, other's rows too.
+    # K (input's columns) ragged: the loop over K's whole tiles loads without masks,
+    # the ragged tail with them (input's columns, other's rows).
     ragged = {"input_size_1": 1, "other_size_0": 1}
+    assert masked(ir_with(pinned_mm, ragged)) == (2, 3)
+    assert loops(ir_with(pinned_mm, ragged)) == [(0, 2), (2, 0)]
+    # M ragged: input's loads and the output's store; K divides, so one loop.
+    ragged = {"input_size_0": 8, "output_size_0": 8}
     assert masked(ir_with(pinned_mm, ragged)) == (2, 1)
-    # M ragged: input's loads and the output's store.
-    assert masked(ir_with(pinned_mm, {"input_size_0": 8, "output_size_0": 8})) == (2, 1)
+    assert loops(ir_with(pinned_mm, ragged)) == [(1, 1)]
+
+
+def test_a_divisible_product_compiles_one_loop(pinned_mm) -> None:
+    """Every size divides: the tail's constexpr condition is false, no second loop."""
+    assert loops(ir_with(pinned_mm, {})) == [(0, 2)]
 
 
 def test_tuned_block_sizes_are_checked_in_the_kernel() -> None:
@@ -71,7 +90,9 @@ def test_a_product_made_directly() -> None:
     blocks = {"BM": 64, "BN": 64, "BK": 32}
     assert masked(ir_with(generated(MM), {}, **blocks)) == (0, 3)
     # Only a's columns ragged (b's rows say otherwise: each tensor has its alignment).
-    assert masked(ir_with(generated(MM), {"a_size_1": 16}, **blocks)) == (1, 2)
+    # The loop over whole tiles of K loads both unmasked; the tail masks a's alone.
+    assert masked(ir_with(generated(MM), {"a_size_1": 16}, **blocks)) == (1, 4)
+    assert loops(ir_with(generated(MM), {"a_size_1": 16}, **blocks)) == [(0, 2), (1, 1)]
 
 
 def head_dim(kernel: TritonKernel, size: int) -> dict[str, int]:
@@ -89,9 +110,13 @@ def test_attention_loads_without_masks() -> None:
     with pinned_block_sizes(16):
         kernel = generated(kernels.kernel(sdpa))
     assert masked(ir_with(kernel, {}, **head_dim(kernel, 32))) == (0, 6)
-    # Keys ragged: the key and value loads of both loops keep their masks.
+    assert loops(ir_with(kernel, {}, **head_dim(kernel, 32))) == [(0, 2), (0, 2)]
+    # Keys ragged: each of the kernel's two key loops (its unmasked blocks, then the
+    # diagonal and the last) becomes a loop over whole key blocks, loading the keys
+    # and values without masks, and a ragged tail that keeps them.
     ragged = {"k_size_2": 2, "v_size_2": 2}
-    assert masked(ir_with(kernel, ragged, **head_dim(kernel, 32))) == (4, 2)
+    assert masked(ir_with(kernel, ragged, **head_dim(kernel, 32))) == (4, 6)
+    assert loops(ir_with(kernel, ragged, **head_dim(kernel, 32))) == [(0, 2), (2, 0)] * 2
     # A head dimension padded from 24 to 32 stays masked everywhere.
     assert masked(ir_with(kernel, {}, **head_dim(kernel, 24))) == (6, 0)
 

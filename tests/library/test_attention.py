@@ -47,6 +47,21 @@ def test_sdpa_of_strided_inputs(framework, ops):
     assert_close(framework.to_numpy(result), attention(q, k, v, False, 0.25), "float32", True)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_key_blocks_whole_then_ragged(framework, ops, causal):
+    """The key loops run their whole blocks unmasked and the ragged last one masked
+    (``nt_triton._codegen.ragged_loops``): keys a multiple of the pinned block of 16,
+    a ragged block of one key after two whole ones, fewer keys than one block, one
+    key, then a multiple again through the same kernel; 40 queries are three
+    programs; strided inputs."""
+    for keys in (32, 33, 15, 1, 17, 48):
+        q = random((1, 2, 40, 16), "float32")
+        k, v = (random((1, 2, keys, 16), "float32") for _ in "kv")
+        given = [framework.non_contiguous(t) for t in (q, k, v)]
+        result = framework.to_numpy(ops.scaled_dot_product_attention(*given, is_causal=causal))
+        assert_close(result, attention(q, k, v, causal, 0.25), "float32", matrix=True)
+
+
 def test_grouped_heads_need_enable_gqa(framework, ops):
     q, k = random((1, 4, 8, 16), "float16"), random((1, 2, 8, 16), "float16")
     arrays = [framework.from_numpy(t) for t in (q, k, k)]

@@ -126,22 +126,34 @@ def test_matmul_grid_decomposition(matmul_kernel: codegen.GeneratedSource) -> No
 
 def test_matmul_loop_loads_tiles_per_iteration(matmul_kernel: codegen.GeneratedSource) -> None:
     source = matmul_kernel.source
-    loop = source[source.index("for k in range(") :]
-    assert loop.startswith("for k in range((input_size_1 + BLOCK_K - 1) // BLOCK_K):")
-    body = [line.strip() for line in loop.splitlines()]
+    body = [line.strip() for line in source[source.index("accumulator = ") :].splitlines()]
+    # Whole tiles of K first (codegen.ragged_loops): their loads check M and N alone.
+    assert "ninetoothed_bound_6 = (input_size_1 + BLOCK_K - 1) // BLOCK_K" in body
+    assert "for k in range(0, ninetoothed_whole_tiles_7):" in body
     assert (
         "input_pointers_0 = input_pointer + ((ninetoothed_grid_index_0 * BLOCK_M + "
         "input_arange_2_0) * input_stride_0 + (k * BLOCK_K + input_arange_2_1) * input_stride_1)"
     ) in body
     assert (
-        "input_mask_1 = ((ninetoothed_grid_index_0 * BLOCK_M + input_arange_2_0 < input_size_0) "
+        "input_mask_1 = (ninetoothed_grid_index_0 * BLOCK_M + input_arange_2_0 < input_size_0) "
+        "| (ninetoothed_aligned_0 % BLOCK_M == 0)"
+    ) in body
+    # Then the ragged tail, only where K is ragged: its loads check K too.
+    tail = "for k in range(tl.maximum(0, ninetoothed_whole_tiles_7), ninetoothed_bound_6):"
+    assert tail in body
+    assert body[body.index(tail) - 1] == (
+        "if not (ninetoothed_aligned_1 % BLOCK_K == 0) & (ninetoothed_aligned_2 % BLOCK_K == 0):"
+    )
+    assert (
+        "input_mask_9 = ((ninetoothed_grid_index_0 * BLOCK_M + input_arange_2_0 < input_size_0) "
         "| (ninetoothed_aligned_0 % BLOCK_M == 0)) & ((k * BLOCK_K + input_arange_2_1 < "
         "input_size_1) | (ninetoothed_aligned_1 % BLOCK_K == 0))"
     ) in body
     assert "accumulator += tl.dot(input_tile_2, other_tile_5)" in body
-    store = "tl.store(output_pointers_6, accumulator, mask=output_mask_7)"
+    assert "accumulator += tl.dot(input_tile_10, other_tile_13)" in body
+    store = "tl.store(output_pointers_14, accumulator, mask=output_mask_15)"
     assert store in body and body.index(store) > body.index(
-        "accumulator += tl.dot(input_tile_2, other_tile_5)"
+        "accumulator += tl.dot(input_tile_10, other_tile_13)"
     )
 
 

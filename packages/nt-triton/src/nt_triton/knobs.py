@@ -31,6 +31,10 @@
 * ``NINETOOTHED_GPU_CHECK``: under the interpreter, ``make`` also compiles the
   kernel's front end for a GPU target (:mod:`nt_triton._gpu_check`); ``0``
   turns that off (default on).
+* ``NINETOOTHED_SPLIT_LOOPS``: ``0`` keeps loops over tiles as written
+  instead of splitting them into whole tiles (unmasked) and the ragged tail
+  (:mod:`nt_triton._codegen.ragged_loops`; default on).  Read when a kernel is
+  made; for comparing the two forms.
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -51,6 +55,7 @@ __all__ = [
     "gpu_check",
     "interpreting",
     "max_num_configs",
+    "split_loops",
     "tune_together",
     "tuning_mode",
     "tuning_progress",
@@ -84,6 +89,12 @@ def cache_dir_is_configured() -> bool:
 def gpu_check() -> bool:
     """Whether ``make`` checks, under the interpreter, that kernels compile for a GPU."""
     configured = os.environ.get("NINETOOTHED_GPU_CHECK", "").strip().lower()
+    return configured not in ("0", "false", "off", "no")
+
+
+def split_loops() -> bool:
+    """Whether code generation splits loops over tiles (``NINETOOTHED_SPLIT_LOOPS``)."""
+    configured = os.environ.get("NINETOOTHED_SPLIT_LOOPS", "").strip().lower()
     return configured not in ("0", "false", "off", "no")
 
 

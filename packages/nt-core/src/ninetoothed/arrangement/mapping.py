@@ -67,6 +67,10 @@ class Binding:
     ``ceil(bound / t)`` and ``inner`` below ``t``, the range holds for every element
     exactly when ``bound`` is a multiple of ``t`` (code generators may drop the check
     then)."""
+    outer: str | None = None
+    """With :attr:`divisor`: the variable ``outer`` of ``outer * t + inner``, so a code
+    generator can tell which index picks the tile (a loop over the tiles knows that
+    every index below ``bound // t`` picks a whole one)."""
 
 
 @dataclass(frozen=True)

@@ -221,6 +221,7 @@ class Tensor(TensorLevels):
                 Symbol(outer.variable) * stride + Symbol(inner.variable) * spacing,
                 dim.size,
                 divisor=tile_size if plain else None,
+                outer=outer.variable if plain else None,
             )
             outer_dims.append(outer)
             inner_dims.append(inner)

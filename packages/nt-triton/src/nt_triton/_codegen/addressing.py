@@ -59,7 +59,8 @@ def addressing(context: Context, view: View) -> Addressing:
         if not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
             value, binding.bound
         ):
-            mask.append(divisibility.check(context, value, binding, jagged_source))
+            outer = None if binding.outer is None else value_of(binding.outer)
+            mask.append(divisibility.check(context, value, binding, jagged_source, outer))
         if binding.may_be_negative and not (isinstance(value, int) and value >= 0):
             mask.append(value >= 0)
     for dim, level_dim in enumerate(view.level.dims):

@@ -22,7 +22,7 @@ from typing import Any
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.spec.parameter import Parameter
-from nt_triton._codegen import descriptions, gathers, inline, memory, naming
+from nt_triton._codegen import descriptions, gathers, inline, memory, naming, ragged_loops
 from nt_triton._codegen.context import Context
 from nt_triton._codegen.geometry import tile_shape
 from nt_triton._codegen.memory import PointersAndMask
@@ -412,9 +412,9 @@ class ApplicationRewriter(ast.NodeTransformer):
             return node
         return self.visit_Assign(ast.Assign(targets=[node.target], value=node.value, lineno=0))
 
-    def visit_For(self, node: ast.For) -> ast.stmt:
+    def visit_For(self, node: ast.For) -> ast.stmt | list[ast.stmt]:
         node.iter = self.visit(node.iter)
-        return self._loop(node)
+        return ragged_loops.split(self.context, node, self._loop, self.fresh)
 
     def visit_While(self, node: ast.While) -> ast.stmt:
         # The test runs before every iteration: its loads cannot be hoisted.

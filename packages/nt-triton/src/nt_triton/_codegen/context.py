@@ -25,7 +25,7 @@ from ninetoothed.spec.kernel_spec import KernelSpec
 from ninetoothed.spec.parameter import Parameter
 from nt_triton._codegen import naming
 
-__all__ = ["Alignment", "Context", "PaddedSize", "names_in"]
+__all__ = ["Alignment", "Context", "PaddedSize", "WholeTiles", "names_in"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,17 @@ class PaddedSize:
     def is_meta(self) -> bool:
         """Whether it depends on meta symbols (so each configuration supplies it)."""
         return any(symbol.meta for symbol in self.size.free_symbols.values())
+
+
+@dataclass(frozen=True)
+class WholeTiles:
+    """A tile check ``outer * tile + inner < size`` that holds while ``outer`` is below
+    ``size // tile``; ``divisible`` is the compile-time condition that ``tile`` divides
+    ``size`` (None when nothing compile-time tells)."""
+
+    size: SymbolLike
+    tile: SymbolLike
+    divisible: SymbolLike | None
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,9 @@ class Context:
         self.alignments: dict[tuple[str, str], Alignment] = {}
         """Sizes the host reports the alignment of, by their text and their cap's
         (see :mod:`~nt_triton._codegen.divisibility`)."""
+        self.whole_tiles: dict[str, list[WholeTiles]] = {}
+        """Variables of the loops whose iterations over whole tiles are being rewritten
+        -> the tile checks those iterations dropped (see :mod:`ragged_loops`)."""
         self.loop_tiles: list[tuple[SymbolLike, ...]] = []
         self.has_loop = False
         self.loaded: set[str] = set()
@@ -113,6 +127,7 @@ class Context:
                     None if binding.bound is None else self.expression(binding.bound),
                     binding.may_be_negative,
                     divisor=None if binding.divisor is None else self.expression(binding.divisor),
+                    outer=binding.outer,
                 )
                 for variable, binding in parameter.arranged.all_bindings().items()
             }
@@ -156,6 +171,21 @@ class Context:
         name = naming.placeholder(next(self._placeholder_ids))
         self._placeholders[name] = node
         return Symbol(name)
+
+    def placed(self, value: SymbolLike) -> ast.expr | None:
+        """The application expression ``value`` stands for, when it is one placeholder."""
+        name = value.name if isinstance(value, Symbol) else None
+        return None if name is None else self._placeholders.get(name)
+
+    def footprint_mark(self) -> tuple[int, int, int, int]:
+        """Where the footprint's records (tiles, loop tiles, loads, loops) end now."""
+        return len(self.tiles), len(self.loop_tiles), len(self.loads), self.loops
+
+    def forget_footprint(self, mark: tuple[int, int, int, int]) -> None:
+        """Forget the records since ``mark``: code that copies code already counted (a
+        loop's ragged tail, which never runs beside its whole iterations)."""
+        tiles, loop_tiles, loads, self.loops = mark
+        del self.tiles[tiles:], self.loop_tiles[loop_tiles:], self.loads[loads:]
 
 
 def names_in(value: SymbolLike) -> set[str]:

@@ -33,16 +33,24 @@ import ast
 
 from ninetoothed.arrangement.mapping import Binding
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, binary, compare
-from nt_triton._codegen import naming
-from nt_triton._codegen.context import Alignment, Context
+from nt_triton._codegen import naming, ragged_loops
+from nt_triton._codegen.context import Alignment, Context, WholeTiles
 from nt_triton._codegen.meta_values import symbol_values
 
 __all__ = ["check", "padding_check"]
 
 
-def check(context: Context, value: SymbolLike, binding: Binding, jagged: bool) -> SymbolLike:
+def check(
+    context: Context,
+    value: SymbolLike,
+    binding: Binding,
+    jagged: bool,
+    outer: SymbolLike | None = None,
+) -> SymbolLike:
     """The range check ``value < binding.bound``, made to vanish when the bound is a
-    multiple of the binding's tile size (where that is known to hold, see the module)."""
+    multiple of the binding's tile size (where that is known to hold, see the module),
+    or when ``outer`` (the tile's index, resolved) is the variable of a loop whose
+    iterations over whole tiles are being rewritten (see :mod:`ragged_loops`)."""
     bound, tile = binding.bound, binding.divisor
     assert bound is not None
     term = value < bound
@@ -52,17 +60,32 @@ def check(context: Context, value: SymbolLike, binding: Binding, jagged: bool) -
         # A whole dimension in one tile (``-1``): the tile's own range (by construction
         # or its padding's check) is the dimension's.
         return True
-    if not _is_tile_size(tile):
+    divisible = _divisible(context, bound, tile)
+    if divisible is True:
+        return True
+    whole = ragged_loops.whole_tiles(context, outer)
+    if whole is not None:
+        whole.append(WholeTiles(bound, tile, divisible))
+        return True
+    if divisible is None:
         return term
+    return binary(ast.BitOr(), term, divisible)
+
+
+def _divisible(context: Context, bound: SymbolLike, tile: SymbolLike) -> SymbolLike | None:
+    """``True`` when ``tile`` divides ``bound`` at compile time, else the compile-time
+    condition that it does (``a % t == 0``), or None when none is known."""
+    if not _is_tile_size(tile):
+        return None
     if isinstance(tile, int) and isinstance(bound, int):
-        return True if bound % tile == 0 else term
+        return True if bound % tile == 0 else None
     if not isinstance(bound, Symbol) or not bound.is_runtime():
         alignment: SymbolLike = bound  # compile-time: the kernel divides it itself
     elif _known_to_host(context, bound):
         alignment = _alignment(context, bound, _largest(tile))
     else:
-        return term
-    return binary(ast.BitOr(), term, compare(ast.Eq(), alignment % tile, 0))
+        return None
+    return compare(ast.Eq(), alignment % tile, 0)
 
 
 def _is_tile_size(tile: SymbolLike) -> bool:

@@ -111,7 +111,7 @@ def fingerprint(spec: KernelSpec) -> str | None:
 def context() -> tuple[Any, ...]:
     """What besides the spec decides the generated kernel: libraries and knobs."""
     return (FORMAT, library_stamp(), knobs.interpreting(), knobs.max_num_configs(),
-            knobs.gpu_check())  # fmt: skip
+            knobs.gpu_check(), knobs.split_loops())  # fmt: skip
 
 
 @functools.cache
