@@ -250,8 +250,8 @@ programs), attention (head sizes, causal, grouped and few queries), a window geo
 per variant, sizes compiled in exactly.  addmm and bmm are built by the GEMM maker
 and conv2d by the geometry one; they, and every op at the command's default options,
 are built on the GPU (``test_library_gpu.py``), where every C build costs a fraction
-of what it costs here; each kernel's GPU compile is checked here too, for sm_90
-(``tests/test_compile_hopper.py``)."""
+of what it costs here; the GEMM-shaped and attention kernels' compiles for sm_90 are
+also checked on their own (``tests/test_compile_hopper.py``)."""
 
 
 @pytest.mark.slow
