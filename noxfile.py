@@ -99,9 +99,11 @@ def install_cpu_stack(session: nox.Session) -> None:
     session.install("--no-build-isolation", *editable)
 
 
-PYTEST_OPTIONS = ("-n", "auto", "--durations=20")
-"""One pytest worker per CPU (xdist; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` caps it), and
-the 20 slowest tests listed at the end, so a test that grows slow shows in CI's log."""
+PYTEST_OPTIONS = ("-n", "auto", "--dist", "worksteal", "--durations=20")
+"""One pytest worker per CPU (xdist; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` caps it), an idle
+worker taking tests queued for a busy one (a worker that drew the minute-long tests
+does not leave the other idle at the end), and the 20 slowest tests listed at the
+end, so a test that grows slow shows in CI's log."""
 
 
 @nox.session

@@ -6,9 +6,10 @@ of 64 and 128, up to two configurations timed per tuned kernel, fewer where
 does), or taken from ``NINETOOTHED_OPS_DIR`` when that names a whole library
 built before (``benchmarks/aot.py --library DIR`` builds one).  Every op runs
 on fresh random inputs, outputs poisoned first, edge sizes (empty tensors
-included), and is compared with torch (in float64 where it matters); the
-calls of the heavy ops are also made on the CPU, against the stand-in driver,
-by the whole-library test of ``test_library.py``.
+included), and is compared with torch (in float64 where it matters).  This is
+where every op of the library is built; on the CPU, ``test_library.py`` builds
+one op of each kind and makes this test's calls of mm, max_pool2d, rotary
+embedding and attention against the stand-in driver.
 """
 
 from __future__ import annotations
