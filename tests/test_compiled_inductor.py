@@ -36,8 +36,10 @@ BLOCK = ninetoothed.block_size()
 
 @pytest.fixture
 def as_on_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Triton's JIT mode and CPU tensors taken for GPU ones; yields the traced graphs."""
+    """Triton's JIT mode, the hand-over opted in and CPU tensors taken for GPU ones;
+    yields the traced graphs."""
     monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.setenv(inductor.KNOB, "inductor")
     monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
     graphs: list[Any] = []
     yield graphs
@@ -117,6 +119,11 @@ def test_dynamic_shapes_trace_once_per_alignment_of_the_sizes(as_on_gpu: list[An
     assert len(as_on_gpu) == 2
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="Kernel._dispatch stores the adapter it found while Dynamo traces: the "
+    "store is replayed after the graph runs and the guard on the table then fails",
+)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_graph_that_runs_is_not_compiled_again_for_a_new_kernel(backend: str) -> None:
     """Dynamo replays a store it traced once the graph has run: a table of the kernel
@@ -168,8 +175,14 @@ def test_vmap_under_compile_launches_user_kernels(as_on_gpu: list[Any]) -> None:
 
 def test_the_interpreter_keeps_the_generic_operator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
+    monkeypatch.setenv(inductor.KNOB, "inductor")
+    kernel = _add_kernel()
+    x = torch.randn(50)
+    assert (
+        inductor.reason(kernel.generated, (x, x, x), {}) == "Triton's interpreter runs the kernel"
+    )
     graphs: list[Any] = []
-    trace(graphs, _added(_add_kernel()), (torch.randn(50), torch.randn(50)), fullgraph=True)
+    trace(graphs, _added(kernel), (x, x), fullgraph=True)
     assert "auto_functionalized" in graphs[0].code and not launches(graphs[0])
 
 
@@ -183,15 +196,23 @@ def test_tensors_off_the_gpu_keep_the_generic_operator(as_on_gpu: list[Any]) -> 
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
-def test_the_knob_keeps_the_generic_operator(
-    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("value", [None, "operator", "anything"])
+def test_the_generic_operator_is_the_default_and_the_knob_keeps_it(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch, value: str | None
 ) -> None:
-    monkeypatch.setenv(inductor.KNOB, "operator")
+    """The hand-over is opt-in: only ``inductor`` gives it."""
+    if value is None:
+        monkeypatch.delenv(inductor.KNOB)
+    else:
+        monkeypatch.setenv(inductor.KNOB, value)
     kernel = _add_kernel()
     x = torch.randn(10)
-    assert inductor.reason(kernel.generated, (x, x, x), {}) == f"{inductor.KNOB}=operator"
+    why = inductor.reason(kernel.generated, (x, x, x), {})
+    assert why is not None and why.startswith(f"{inductor.KNOB}={value or 'operator'} ")
     trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
-    assert "auto_functionalized" in as_on_gpu[0].code
+    assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
+    monkeypatch.setenv(inductor.KNOB, "Inductor")
+    assert inductor.reason(kernel.generated, (x, x, x), {}) is None
 
 
 def test_data_dependent_sizes_keep_the_generic_operator(as_on_gpu: list[Any]) -> None:

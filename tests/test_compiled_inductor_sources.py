@@ -30,14 +30,20 @@ from ninetoothed.library import (
 from ninetoothed.library.build.catalogue import OPS, Options, kernels, op_names
 from ninetoothed.library.ops import kernels as library
 from nt_triton import emitted
+from nt_triton._kernel import LOADED
 
 pytestmark = pytest.mark.interpreter_only  # reads generated sources only
 
 
 @pytest.fixture(autouse=True)
-def compiled_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Triton's JIT mode: Inductor copies ``@triton.jit`` functions, not interpreted ones."""
+def compiled_mode(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Triton's JIT mode: Inductor copies ``@triton.jit`` functions, not interpreted ones.
+    The kernels made here replace, in the table of loaded kernels (weak references),
+    the library's own of the same source, then go: the table is restored after."""
     monkeypatch.setenv("TRITON_INTERPRET", "0")
+    loaded = dict(LOADED)
+    yield
+    LOADED.update(loaded)
 
 
 def kernel(module: ModuleType, **variant: Any) -> Any:

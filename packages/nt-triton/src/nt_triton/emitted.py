@@ -53,6 +53,7 @@ __all__ = [
     "embedding_problem",
     "emitted_function",
     "emitted_launch",
+    "without_string_statements",
 ]
 
 

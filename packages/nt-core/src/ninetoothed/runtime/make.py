@@ -90,12 +90,9 @@ class Kernel:
                 break
         if adapter is None:
             adapter = plugins.adapter_for_arguments(args)
-            # Not while a compiler traces: Dynamo replays the store after the graph runs,
-            # and the guard on this table it recorded then fails: one recompile per kernel.
-            if not adapter.tracing():
-                for argument in args:
-                    if adapter.recognizes(argument):
-                        self._adapters[type(argument)] = adapter
+            for argument in args:
+                if adapter.recognizes(argument):
+                    self._adapters[type(argument)] = adapter
         return adapter.call(self.generated, args, kwargs)
 
     def _install_fast_path(self, args: tuple[Any, ...]) -> None:
@@ -108,12 +105,10 @@ class Kernel:
         Dynamo traces a call of the instance only through an ordinary ``__call__``.
         """
         adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
-        if adapter is None:  # not remembered while a compiler traced (see _dispatch)
-            adapter = plugins.adapter_for_arguments(args)
-        if adapter.tracing():
+        if adapter is not None and adapter.tracing():
             return  # a compiler traces this call: install on an eager one
         self._fast_tried = True
-        if self.generated.interpreting:
+        if adapter is None or self.generated.interpreting:
             return
         launcher = adapter.launcher(self.generated, self._missed)
         if launcher is None:
