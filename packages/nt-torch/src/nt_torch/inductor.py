@@ -21,13 +21,19 @@ tuned right there, once, by an eager call on stand-in tensors of the same
 shapes, strides and dtypes (:func:`_tune_on_stand_ins`), before anything is
 captured; the choice goes to the same table as eager calls'.
 
-Where the kernel cannot be handed over, the rule leaves the node to
-functionalisation as before (``auto_functionalized``: the operator's
-implementation launches through the eager fast path when the graph runs).
-:func:`reason` says why, checked in this order: ``NINETOOTHED_COMPILED_LAUNCH
-=operator``, a PyTorch without ``wrap_triton``, Triton's interpreter, jagged
-parameters, tensors off the GPU, sizes or scalars known only at run time
-(data-dependent: no hint), and ``torch.export`` (which keeps custom operators).
+The hand-over is opt-in, ``NINETOOTHED_COMPILED_LAUNCH=inductor``: a failure
+after it (in Inductor's own compile of the kernel) can no longer fall back,
+and the path has yet to pass every GPU check.  Otherwise, and where the kernel
+cannot be handed over, the rule leaves the node to functionalisation
+(``auto_functionalized``: the operator's implementation launches through the
+eager fast path when the graph runs).  :func:`reason` says why, checked in
+this order: the knob not ``inductor``, a PyTorch without ``wrap_triton``,
+Triton's interpreter, jagged parameters, tensors off the GPU, sizes or
+scalars known only at run time (data-dependent: no hint), and
+``torch.export`` (which keeps custom operators).  A source Inductor could
+not paste unchanged into its generated module
+(:class:`nt_triton.emitted.NotEmbeddable`) keeps the generic operator too, with
+a warning.
 """
 
 from __future__ import annotations
@@ -47,8 +53,8 @@ from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
 __all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule"]
 
 KNOB = "NINETOOTHED_COMPILED_LAUNCH"
-"""``operator`` keeps every compiled call on the generic operator (for comparisons);
-unset or ``inductor``: Inductor launches the kernel where it can."""
+"""``inductor``: Inductor launches the kernel where it can; unset or anything else
+(``operator``): every compiled call keeps the generic operator."""
 
 DEVICE_TYPES = ("cuda",)
 """Devices whose tensors Inductor launches user Triton kernels on."""
@@ -121,8 +127,9 @@ def emit(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, An
 def reason(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
     """Why this call keeps the generic operator under ``torch.compile``; None where
     Inductor can launch the kernel (see the module docstring)."""
-    if os.environ.get(KNOB, "inductor") == "operator":
-        return f"{KNOB}=operator"
+    mode = os.environ.get(KNOB, "operator").strip().lower()
+    if mode != "inductor":
+        return f"{KNOB}={mode} (the generic operator; 'inductor' hands the kernel over)"
     if not hasattr(torch.library, "wrap_triton"):
         return f"PyTorch {torch.__version__} has no torch.library.wrap_triton"
     if kernel.interpreting:

@@ -24,11 +24,17 @@ whose ``triton.language`` lacks ``to_tensor``, generated modules reach it
 through a module alias (``from triton.language import core as ...``), which
 such a copy leaves undefined; the emitted function's module names it
 ``tl.core`` instead (the compiled path only: Triton's interpreter needs the
-alias).
+alias).  Inductor also pastes the sources, unescaped, inside a ``'''`` string
+literal of its generated module: the emitted module drops the string
+statements of its functions (docstrings of the application and of inlined
+helpers, no-ops for Triton), and a source that would still change meaning there
+(a backslash, ``'''``: :func:`embedding_problem`) raises :class:`NotEmbeddable`
+before anything is handed over (the caller keeps its generic path).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -41,7 +47,14 @@ from nt_triton._kernel import TritonKernel
 from nt_triton._launch.tuning_calls import run_time_scalars, tuning_key
 from nt_triton.cache import _sources as sources
 
-__all__ = ["EmittedLaunch", "emitted_function", "emitted_launch"]
+__all__ = [
+    "EmittedLaunch",
+    "NotEmbeddable",
+    "embedding_problem",
+    "emitted_function",
+    "emitted_launch",
+    "without_string_statements",
+]
 
 
 class EmittedLaunch(NamedTuple):
@@ -121,24 +134,92 @@ def _untuned() -> Any:
     raise _Untuned
 
 
-_EMITTED: dict[str, Any] = {}
-"""The emitted function of each kernel whose module needed rewriting, by source path."""
+class NotEmbeddable(ValueError):
+    """The kernel's source would change meaning inside a compiler's string literal."""
+
+
+_EMITTED: dict[tuple[str, bool], Any] = {}
+"""The emitted function of each kernel, by source path and mode (as ``kernel.function``:
+Triton fixes at decoration whether a function is interpreted)."""
 
 
 def emitted_function(kernel: TritonKernel) -> Any:
     """The kernel's ``@triton.jit`` function for a compiler that copies its source (see the
-    module docstring); the kernel's own function where its module needs no rewriting."""
-    alias = generated_module._CORE  # the name generated modules give it
-    if f"{alias}." not in kernel.source:
-        return kernel.function
-    found = _EMITTED.get(kernel.source_path)
+    module docstring); the kernel's own function where its module needs no rewriting.
+    Raises :class:`NotEmbeddable` where the source cannot be pasted into a literal."""
+    key = (kernel.source_path, kernel.interpreting)
+    found = _EMITTED.get(key)
     if found is None:
-        text = kernel.source.replace(f"from triton.language import core as {alias}\n", "")
-        text = text.replace(f"{alias}.", "tl.core.")
-        name = kernel.function.__name__
-        with interpreter.LOCK:  # Python's syntax trees: see nt_triton._interpreter
-            path = Path(kernel.source_path)
-            virtual = path.with_name(f"{path.stem}_emitted.py")  # never written: linecache
-            module = sources.execute(virtual, text, kernel.injected)
-        found = _EMITTED[kernel.source_path] = getattr(module, name)
+        found = _EMITTED[key] = _rebuilt(kernel)
     return found
+
+
+def _rebuilt(kernel: TritonKernel) -> Any:
+    """The emitted function: the module without string statements or the core alias."""
+    alias = generated_module._CORE  # the name generated modules give it
+    with interpreter.LOCK:  # Python's syntax trees: see nt_triton._interpreter
+        text = without_string_statements(kernel.source)
+    if f"{alias}." in text:
+        text = text.replace(f"from triton.language import core as {alias}\n", "")
+        text = text.replace(f"{alias}.", "tl.core.")
+    problem = embedding_problem(text)
+    if problem is not None:
+        raise NotEmbeddable(f"{kernel.spec.label}: its source {problem}")
+    if text == kernel.source:
+        return kernel.function
+    with interpreter.LOCK:
+        path = Path(kernel.source_path)
+        virtual = path.with_name(f"{path.stem}_emitted.py")  # never written: linecache
+        module = sources.execute(virtual, text, kernel.injected)
+    return getattr(module, kernel.function.__name__)
+
+
+def embedding_problem(text: str) -> str | None:
+    """Why ``text`` would not read back as itself from ``'''`` + text + ``'''`` (what
+    Inductor writes), or None."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for sequence in ("\\", "'''"):
+            if sequence in line:
+                return f"has {sequence!r} on its line {number}, which a string literal rereads"
+    if text.endswith("'"):
+        return "ends with a quote"
+    return None
+
+
+def without_string_statements(text: str) -> str:
+    """``text`` without the statements that are only a string (docstrings; a body left
+    empty gets ``pass``), every other line as it was."""
+    lines = text.splitlines(keepends=True)
+    dropped: list[tuple[int, int, bool]] = []
+    for node in ast.walk(ast.parse(text)):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            dropped += [
+                (statement.lineno, statement.end_lineno or statement.lineno, len(body) == 1)
+                for statement in body
+                if _string_statement(statement) and _whole_lines(lines, statement)
+            ]
+    for first, last, alone in sorted(dropped, reverse=True):
+        line = lines[first - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        lines[first - 1 : last] = [f"{indent}pass\n"] if alone else []
+    return "".join(lines)
+
+
+def _string_statement(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _whole_lines(lines: list[str], statement: ast.stmt) -> bool:
+    """Whether ``statement`` has its lines to itself (nothing else before or after it)."""
+    last = statement.end_lineno or statement.lineno
+    before = lines[statement.lineno - 1][: statement.col_offset]
+    # Offsets count UTF-8 bytes.
+    after = lines[last - 1].encode()[statement.end_col_offset :].decode(errors="replace").strip()
+    return not before.strip() and (not after or after.startswith("#"))
