@@ -91,7 +91,9 @@ def test_nothing_is_read_or_written_past_the_tensors(shape) -> None:
     s = torch.full(shape[:1], float("nan"))
     ROWS(xv, yv, s, **PINNED)
     np.testing.assert_allclose(yv.numpy(), 2 * f64(x), rtol=1e-6)
-    np.testing.assert_allclose(s.numpy(), f64(x).sum(1), rtol=1e-5)
+    # float32 sums of values that cancel: error relative to the magnitudes summed.
+    magnitude = np.abs(f64(x)).sum(1)
+    np.testing.assert_array_less(np.abs(s.numpy() - f64(x).sum(1)), 4e-6 * magnitude + 1e-30)
     assert np.isnan(outside(y_buffer, shape)).all(), "written past the output"
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from nt_triton._abi import KernelSignature
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import HostFunction, LaunchPlan, compile_host
 from nt_triton._launch.launcher import FastLauncher
+from nt_triton._newest_alive import NewestAlive
 from nt_triton.cache import _memos
 from nt_triton.cache import _sources as sources
 from nt_triton.tuner._core import Tuner
@@ -346,11 +346,12 @@ class TritonKernel:
             self._gpu_checked.add(key)
 
 
-LOADED: weakref.WeakValueDictionary[str, TritonKernel] = _memos.register(
-    weakref.WeakValueDictionary(), "nt_triton._kernel.LOADED", clearable=False
+LOADED: NewestAlive[TritonKernel] = _memos.register(
+    NewestAlive(), "nt_triton._kernel.LOADED", clearable=False
 )
 """Every kernel made in this process, by its cached source file (launches that
-name a kernel by that path, such as PyTorch's custom operator, find it here)."""
+name a kernel by that path, such as PyTorch's custom operator, find it here):
+the newest one alive, as several kernel objects may share one file."""
 
 
 @contextlib.contextmanager
