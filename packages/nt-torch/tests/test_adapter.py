@@ -20,7 +20,7 @@ import nt_torch
 from ninetoothed import Tensor
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import HostReads
-from nt_torch import adapter as adapter_module
+from nt_torch import _tensor_info as descriptions
 from nt_torch.adapter import TorchAdapter
 from nt_triton import knobs
 
@@ -214,6 +214,6 @@ def test_cpu_tensors_to_a_gpu_launch(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_device_names_are_cached() -> None:
-    assert adapter_module._device_name(torch.device("cpu")) == "cpu"
-    assert adapter_module._DEVICE_NAMES[torch.device("cpu")] == "cpu"
-    assert adapter_module._device_name(torch.device("cuda", 1)) == "cuda:1"
+    assert descriptions._device_name(torch.device("cpu")) == "cpu"
+    assert descriptions._DEVICE_NAMES[torch.device("cpu")] == "cpu"
+    assert descriptions._device_name(torch.device("cuda", 1)) == "cuda:1"

@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import torch
 
-from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import Adapter, cuda_index
 from ninetoothed.runtime.binding import BoundCall
@@ -27,7 +26,8 @@ from ninetoothed.runtime.hookspecs import (
     Miss,
     TensorInfo,
 )
-from nt_torch import autograd, jagged, launch_operator
+from nt_torch import autograd, inductor, jagged, launch_operator
+from nt_torch._tensor_info import tensor_info
 from nt_torch.autograd import refuse_grad
 from nt_torch.tracing import is_compiling, traced
 
@@ -125,50 +125,11 @@ class TorchAdapter(Adapter):
         return None
 
 
-def tensor_info(tensor: Any, data_ptr: int, remember: bool = True) -> TensorInfo:
-    """``tensor``'s description with ``data_ptr`` as its pointer (traced tensors have none).
-
-    ``remember=False`` names the device without the memo: a store into it while
-    Inductor compiles would fail a guard Dynamo built on the memo's contents."""
-    device = _device_name(tensor.device) if remember else device_name(tensor.device)
-    return TensorInfo(
-        tuple(tensor.shape), tensor.stride(), _dtype_name(tensor.dtype), device, data_ptr
-    )
-
-
 def _aot_key(tensor: torch.Tensor) -> tuple[Any, ...]:
     return (tensor.shape, tensor.stride(), tensor.dtype, tensor.device)
-
-
-_DTYPE_NAMES: dict[torch.dtype, str] = {
-    dtype: name_of(dtype) for dtype in vars(torch).values() if isinstance(dtype, torch.dtype)
-}
-"""Every torch dtype's name, keyed by torch dtypes only: Dynamo (torch 2.11) traces a
-lookup in this dict, but not one in the core's shared memo, where other
-frameworks' dtypes (NumPy's, JAX's) may be keys it cannot hash."""
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    """``name_of(dtype)``, from :data:`_DTYPE_NAMES` for every dtype torch defines."""
-    name = _DTYPE_NAMES.get(dtype)
-    return name if name is not None else name_of(dtype)
 
 
 _READS: list[HostReads] = []
 
 
-_DEVICE_NAMES: dict[torch.device, str] = {}
-
-
-def _device_name(device: torch.device) -> str:
-    """``"cpu"`` or ``"cuda:N"`` (remembered: this runs on every call; a dict rather
-    than ``functools.cache``, which Dynamo warns about when it traces a call)."""
-    name = _DEVICE_NAMES.get(device)
-    if name is None:
-        name = _DEVICE_NAMES[device] = device_name(device)
-    return name
-
-
-def device_name(device: torch.device) -> str:
-    """``"cpu"`` or ``"cuda:N"``."""
-    return f"cuda:{device.index}" if device.type == "cuda" else str(device)
+inductor.use_adapter(TorchAdapter)  # Inductor's hand-over describes tensors with its own

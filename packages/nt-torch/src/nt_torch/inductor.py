@@ -49,8 +49,9 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import cuda_index
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
+from nt_torch._tensor_info import tensor_info
 
-__all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule"]
+__all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule", "use_adapter"]
 
 KNOB = "NINETOOTHED_COMPILED_LAUNCH"
 """``inductor``: Inductor launches the kernel where it can; unset or anything else
@@ -149,16 +150,25 @@ def reason(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, 
     return None
 
 
+_ADAPTER_TYPES: list[type] = []
 _ADAPTERS: list[Any] = []
+
+
+def use_adapter(adapter_type: type) -> None:
+    """Describe tensors with an ``adapter_type`` of this module's own (the PyTorch
+    adapter registers itself as it is defined: this module, which the adapter imports
+    through the launch operator, does not import it)."""
+    _ADAPTER_TYPES[:] = [adapter_type]
+    _ADAPTERS.clear()
 
 
 def _adapter() -> Any:
     """A PyTorch adapter of this module's own: the plugin registry's lookup would record
     the functional tensors' type in a table Dynamo guarded while it traced."""
     if not _ADAPTERS:
-        from nt_torch.adapter import TorchAdapter
-
-        _ADAPTERS.append(TorchAdapter())
+        if not _ADAPTER_TYPES:
+            raise LaunchError("nt_torch.inductor: no PyTorch adapter registered (import nt_torch)")
+        _ADAPTERS.append(_ADAPTER_TYPES[0]())
     return _ADAPTERS[0]
 
 
@@ -194,8 +204,6 @@ def _hint(value: Any) -> Any:
 
 def _symbolic(tensor: Any) -> TensorInfo:
     """A traced tensor's description: symbolic sizes and strides, no pointer."""
-    from nt_torch.adapter import tensor_info  # the adapter imports this module
-
     return tensor_info(tensor, 0, remember=False)
 
 
@@ -231,8 +239,6 @@ def _tune_on_stand_ins(
 def _pointed(tensor: Any) -> TensorInfo:
     """A real tensor's description with its pointer (``torch.compiler.is_compiling()``
     holds while Inductor compiles, and the adapter's own description leaves it out)."""
-    from nt_torch.adapter import tensor_info
-
     return tensor_info(tensor, tensor.data_ptr(), remember=False)
 
 
