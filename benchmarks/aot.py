@@ -50,6 +50,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
 
 from report import markdown  # noqa: E402
 from support import aot_gpu as g  # noqa: E402
+from support.aot import binaries  # noqa: E402
 
 import ninetoothed  # noqa: E402
 from ninetoothed.arrangement.symbol import evaluate  # noqa: E402
@@ -93,11 +94,10 @@ def dense_variant(add, cubin: Path, elements: int) -> list[str]:
     cubin to ``cubin``; its entry name, threads, shared bytes, programs and parameter
     layout (read from the generated source)."""
     text = add.library.source.read_text()
-    data = re.search(r"nt_binary_0\[\] NT_ALIGNED = \{([0-9,]*)\}", text)
     row = re.search(r'\{nt_binary_0, "(\w+)", (\d+)u, (\d+)u,', text)
     case = re.search(r"case 0: \{(.*?)void \*nt_parameters", text, re.S)
-    assert data and row and case, "the generated source's layout changed"
-    cubin.write_bytes(bytes(int(b) for b in data.group(1).split(",")))
+    assert row and case, "the generated source's layout changed"
+    cubin.write_bytes(binaries(add.library.source)[0])
     layout = ""
     for ctype, value in re.findall(r"(\w+) nt_argument_\d+ = (.*?);", case.group(1)):
         pointer = ".data" in value

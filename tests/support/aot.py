@@ -112,8 +112,16 @@ class FakeCuda:
 
 
 def binaries(source: Path) -> list[bytes]:
-    """The cubins a generated C source embeds, in variant order."""
-    found = re.findall(r"nt_binary_(\d+)\[\] NT_ALIGNED = \{([0-9,]*)\}", source.read_text())
-    return [
-        bytes(int(b) for b in data.split(",")) for _, data in sorted(found, key=lambda f: int(f[0]))
-    ]
+    """The cubins a generated C source embeds, in variant order (each an array of its
+    exact length initialised by adjacent string literals of plain characters and
+    three-digit octal escapes)."""
+    found = re.findall(
+        r'nt_binary_(\d+)\[(\d+)\] NT_ALIGNED =\s*((?:"[^"]*"\s*)+);', source.read_text()
+    )
+    images = []
+    for _, size, literals in sorted(found, key=lambda f: int(f[0])):
+        text = "".join(re.findall(r'"([^"]*)"', literals))
+        data = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), text.encode("ascii"))
+        assert len(data) == int(size) or (data == b"" and size == "1"), (len(data), size)
+        images.append(data)
+    return images

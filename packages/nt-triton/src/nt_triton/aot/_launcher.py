@@ -21,7 +21,7 @@ from nt_triton.aot._aliasing import emit_aliasing
 from nt_triton.aot._buckets import run_time_padded
 from nt_triton.aot._selection import emit_launch
 from nt_triton.aot._variants import scalar_types
-from nt_triton.aot._writer import Compiled, Writer, c_string
+from nt_triton.aot._writer import Compiled, Writer, c_bytes, c_string
 from nt_triton.description import KernelDescription, ParameterKind, size_name
 
 __all__ = ["launcher_source"]
@@ -62,8 +62,11 @@ def _statics(writer: Writer) -> str:
     ]
     rows = []
     for index, item in enumerate(writer.compiled):
-        data = ",".join(str(byte) for byte in item.binary.cubin)
-        parts.append(f"static const unsigned char nt_binary_{index}[] NT_ALIGNED = {{{data}}};")
+        cubin = item.binary.cubin
+        parts.append(
+            f"static const unsigned char nt_binary_{index}[{max(len(cubin), 1)}] NT_ALIGNED =\n"
+            f"    {c_bytes(cubin)};"
+        )
         rows.append(
             f"    {{nt_binary_{index}, {c_string(item.binary.name)}, {item.binary.shared}u, "
             f"{item.binary.threads}u, {c_string(item.plan.describe())}}},"

@@ -22,7 +22,7 @@ from nt_triton.aot._compile import Binary
 from nt_triton.aot._variants import Plan
 from nt_triton.description import KernelDescription, size_name, stride_name
 
-__all__ = ["Compiled", "Writer", "c_names", "c_string"]
+__all__ = ["Compiled", "Writer", "c_bytes", "c_names", "c_string"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,27 @@ class Compiled:
 def c_string(text: str) -> str:
     """``text`` as a C string literal (JSON's escapes are C's for these characters)."""
     return json.dumps(text, ensure_ascii=True).replace("?", "\\?")
+
+
+_PLAIN = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\"), ord("?")}
+"""Bytes written as themselves in a C string literal (printable ASCII but the quote,
+the backslash and ``?``, which could start a trigraph)."""
+
+
+def c_bytes(data: bytes, width: int = 96) -> str:
+    """``data`` as adjacent C string literals, one per line, for a ``char`` array of
+    exactly ``len(data)`` elements (C keeps no terminating NUL when the size leaves no
+    room for one).  Compilers parse megabytes of string literal far faster than an
+    initializer list of as many integers: the kernel library's C took minutes.
+    Octal escapes are always three digits, so a following digit never joins one."""
+    if not data:
+        return '""'
+    lines = []
+    for start in range(0, len(data), width):
+        chunk = data[start : start + width]
+        text = "".join(chr(b) if b in _PLAIN else f"\\{b:03o}" for b in chunk)
+        lines.append(f'"{text}"')
+    return "\n    ".join(lines)
 
 
 def c_names(spec: KernelSpec) -> list[str]:
