@@ -32,6 +32,7 @@ __all__ = [
     "application",
     "arrangement",
     "blocks",
+    "pinned_configs",
     "premake",
     "tallest_block",
     "tuning",
@@ -107,13 +108,17 @@ the symbols' space keep 128 x 256 x 64 in 8 warps with 4 stages only, not the
 untuned (``NINETOOTHED_TUNING=off``, a space cut to one): it fits a float32
 program's shared memory, which the 3-stage 128 x 256 x 64 does not."""
 
-PERSISTENT_TUNING = {
-    "persistent": True,
-    "configs": [
+
+def pinned_configs(entries: tuple[tuple[int, int, int, int, int], ...]) -> list[dict[str, int]]:
+    """``make``'s ``configs`` for ``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps,
+    num_stages)`` tuples (the products' pinned spaces)."""
+    return [
         {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k, "num_warps": w, "num_stages": s}
-        for m, n, k, w, s in PERSISTENT_CONFIGS
-    ],
-}
+        for m, n, k, w, s in entries
+    ]
+
+
+PERSISTENT_TUNING = {"persistent": True, "configs": pinned_configs(PERSISTENT_CONFIGS)}
 """``make``'s options for the persistent variant: :data:`PERSISTENT_CONFIGS` in
 persistent programs (at most one per multiprocessor, each walking the
 output's tiles, so a tile's loads overlap the previous tile's store)."""

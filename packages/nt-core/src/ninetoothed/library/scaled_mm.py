@@ -31,28 +31,22 @@ __all__ = ["BLOCK_SIZE_K", "CONFIGS", "TUNING", "application", "arrangement", "p
 BLOCK_SIZE_K = block_size(64, 128)
 """The tuned reduction step: twice float16's, for elements of half the size."""
 
-
-def _config(m: int, n: int, k: int, warps: int, stages: int) -> dict[str, int]:
-    """One pinned configuration: block sizes, warps and pipeline stages."""
-    sizes = {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k}
-    return {**sizes, "num_warps": warps, "num_stages": stages}
-
-
 CONFIGS = (
-    _config(128, 128, 128, 8, 4),
-    _config(128, 128, 128, 8, 3),
-    _config(128, 64, 128, 4, 4),
-    _config(64, 128, 128, 4, 4),
-    _config(64, 64, 128, 4, 4),
-    _config(128, 128, 64, 4, 4),
+    (128, 128, 128, 8, 4),
+    (128, 128, 128, 8, 3),
+    (128, 64, 128, 4, 4),
+    (64, 128, 128, 4, 4),
+    (64, 64, 128, 4, 4),
+    (128, 128, 64, 4, 4),
 )
-"""The configurations tuned over, chosen by measurement (an H100, 4096^3 and
+"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` tuned over,
+chosen by measurement (an H100, 4096^3 and
 8192^3, pointer loads): the general space estimates shared memory for 2-byte
 elements, so it drops the float8 configurations that fill it, among them the
 fastest, 128 x 128 x 128 with 8 warps and 4 stages (about 1.25x the pick from
 the general space).  The smaller ones serve short outputs (decoding)."""
 
-TUNING = {"configs": list(CONFIGS)}
+TUNING = {"configs": mm.pinned_configs(CONFIGS)}
 """``make``'s options: the float8 configurations above (block sizes pinned by a
 test replace them)."""
 
