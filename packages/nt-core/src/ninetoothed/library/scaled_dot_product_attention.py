@@ -99,6 +99,7 @@ def attend(
     q: Tile,
     k: Tile,
     v: Tile,
+    qk_scale: Tile,
     acc: Tile,
     l_i: Tile,
     m_i: Tile,
@@ -110,10 +111,11 @@ def attend(
     length: Tile,
 ) -> None:
     """Fold key blocks ``start`` to ``stop`` into the online softmax (``acc``, ``l_i``,
-    ``m_i``: assigning to them assigns to the caller's); when ``masked``, keys past
-    ``length`` and, when ``causal``, after the query's row get no weight."""
+    ``m_i``: assigning to them assigns to the caller's) of the scores times
+    ``qk_scale``; when ``masked``, keys past ``length`` and, when ``causal``, after
+    the query's row get no weight."""
     for i in range(start, stop):
-        qk = ntl.dot(q, ntl.trans(k[i]))
+        qk = ntl.dot(q, ntl.trans(k[i])) * qk_scale
         if masked:
             keys = i * k.dtype.shape[0] + ntl.arange(0, k.dtype.shape[0])[None, :]
             keep = keys < length
@@ -141,7 +143,7 @@ def online_softmax(
 ) -> None:
     """Fold every key block the query rows see into ``acc``, ``l_i`` and ``m_i`` (the
     caller's: the helper is inlined); ``q_block`` is ``q`` loaded."""
-    q_scaled = (q_block * (scale * LOG2_E)).to(q.dtype)
+    qk_scale = scale * LOG2_E
     length = k.source.shape[-2]
     # The query rows' positions, a column: the block's first row plus an arange.
     # The minimum of ``offsets`` is that first row whether ``offsets`` is the
@@ -153,8 +155,8 @@ def online_softmax(
     else:
         unmasked = length // k.dtype.shape[0]
         end = ntl.cdiv(length, k.dtype.shape[0])
-    attend(q_scaled, k, v, acc, l_i, m_i, 0, unmasked, False, causal, rows, length)
-    attend(q_scaled, k, v, acc, l_i, m_i, unmasked, end, True, causal, rows, length)
+    attend(q_block, k, v, qk_scale, acc, l_i, m_i, 0, unmasked, False, causal, rows, length)
+    attend(q_block, k, v, qk_scale, acc, l_i, m_i, unmasked, end, True, causal, rows, length)
 
 
 def application(q: Tile, k: Tile, v: Tile, scale: Tile, causal: Tile, o: Tile) -> None:
