@@ -18,10 +18,15 @@ from support.tuning_together import BLOCKS
 
 from nt_triton import knobs
 from nt_triton.tuner import _together as together
+from nt_triton.tuner import _trace as trace
 from nt_triton.tuner import tune_together
 from nt_triton.tuner._core import TuningCall
 
 CHILD = "support.tuning_together"
+
+ALONE_SPANS = ["compile", "first run", "load", "phase A", "phase B", "write"]
+TOGETHER_SPANS = ALONE_SPANS + ["agree", "gather", "leaders", "start workers"]
+"""The tuner's spans (:mod:`nt_triton.tuner._trace`) alone and tuning together."""
 
 
 def ranks(
@@ -66,6 +71,8 @@ def test_each_candidate_is_compiled_loaded_and_timed_by_exactly_one_rank(tmp_pat
     # starts them before the ranks agree (once: the tuning then finds them started).
     assert first["sharing"] == second["sharing"] == [2, 2]
     assert first["warmed"] == second["warmed"] == 1
+    # Where the time goes, as the benchmark prints it.
+    assert first["spans"] == second["spans"] == sorted(TOGETHER_SPANS + ["worker compile"])
     assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
 
 
@@ -102,6 +109,23 @@ def test_with_the_switch_off_each_rank_tunes_alone_as_before(tmp_path):
     assert first["ran"] == second["ran"] == [16, 32, 64, 128, 256]
     assert (first["chosen"], second["chosen"]) == (32, 16)  # why tuning together exists
     assert first["phase_b"] == second["phase_b"] == [16, 32, 64]  # each its own best three
+    assert first["spans"] == second["spans"] == sorted(ALONE_SPANS)  # no collective
+
+
+def test_the_trace_records_nothing_until_asked():
+    assert not trace._RECORDING
+    with trace.span("agree"):
+        trace.add("worker compile", 1.0)
+    spans = trace.record()
+    try:
+        with trace.span("agree"):
+            trace.add("worker compile", 1.0)
+        folded = trace.summary(spans, spans[0][1] - 2.0)
+    finally:
+        trace._RECORDING.clear()
+    assert list(folded) == ["worker compile", "agree"]  # in order of first start
+    assert folded["worker compile"]["seconds"] == 1.0 and folded["agree"]["count"] == 1
+    assert folded["worker compile"]["first"] == 2.0
 
 
 def test_ranks_about_to_tune_different_keys_warn_and_tune_alone(tmp_path):

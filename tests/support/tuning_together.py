@@ -21,7 +21,8 @@ one per rank), whose group is ``nt_paddle``'s.
 It answers, as one JSON line: the configuration chosen, the ones this rank
 compiled, loaded, ran and timed in phase B, what a second tuner of the same kernel (reading the
 table) chooses, the processes it counted on this host, how often it started its compile
-workers ahead of the tuning, and the warnings raised.
+workers ahead of the tuning, the names of the spans its tuning recorded
+(:mod:`nt_triton.tuner._trace`), and the warnings raised.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from nt_torch._distributed import process_group
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton.tuner import _core as core
+from nt_triton.tuner import _trace as trace
 from nt_triton.tuner._core import Tuner, TuningCall
 from support.processes import wait_for_the_others
 
@@ -184,6 +186,7 @@ def main(argv: list[str]) -> None:
     loaded: list[int] = []
     longer: list[int] = []
     pool, sharing = _counting_workers() if mode == "workers" else (_Pool(), [])
+    spans = trace.record()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tuner = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
@@ -195,6 +198,7 @@ def main(argv: list[str]) -> None:
             error = ""
         except Exception as raised:  # noqa: BLE001 - answered to the test
             chosen, error = CONFIGURATIONS[0], f"{type(raised).__name__}: {raised}"
+        tuned = sorted(trace.summary(spans, 0.0))
         again = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
         reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), group)
     leave()
@@ -206,6 +210,7 @@ def main(argv: list[str]) -> None:
         "phase_b": sorted(longer),
         "sharing": sharing,
         "warmed": pool.warmed,
+        "spans": tuned,
         "reread": reread.values["B"],
         "error": error,
         "warnings": [str(w.message) for w in caught],
