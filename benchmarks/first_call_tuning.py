@@ -14,6 +14,12 @@ seconds), the ratio of N ranks together to 1 rank (the floor: at most 1),
 and whether every rank of every run chose the same configuration;
 ``--jsonl PATH`` writes every run's JSON line.
 
+``--stand-in`` runs the same comparison without a GPU (gloo on the CPU): the
+tuner compiles a small matrix product's 24 configurations for ``sm_90`` in
+its workers, and loads and timings are stood in
+(:mod:`first_call_stand_in`), so the phases of 1 rank and N can be seen on
+any machine.
+
 Under ``torchrun`` (one run), each rank times its first call (float16,
 synchronised) and records the tuner's phases (:mod:`nt_triton.tuner._trace`);
 rank 0 prints one JSON line: every rank's seconds, configuration, phases
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -150,11 +157,14 @@ def breakdown(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-def one_run(ranks: int, jointly: bool, size: int, timeout: float) -> dict[str, Any]:
+def one_run(
+    ranks: int, jointly: bool, size: int, timeout: float, stand_in: bool = False
+) -> dict[str, Any]:
     """One job under ``torchrun`` in fresh caches; its JSON line (or why there is none)."""
     with tempfile.TemporaryDirectory(prefix="nt-first-call-") as folder:
         environment = dict(os.environ)
         environment.pop("NINETOOTHED_TUNE_TOGETHER", None)  # --together decides
+        environment.pop("TRITON_INTERPRET", None)  # compiled for real, stand-in or not
         environment.update(
             NINETOOTHED_CACHE_DIR=str(Path(folder, "nt")),
             TRITON_CACHE_DIR=str(Path(folder, "triton")),
@@ -169,6 +179,7 @@ def one_run(ranks: int, jointly: bool, size: int, timeout: float) -> dict[str, A
             "--size",
             str(size),
             *(["--together"] if jointly else []),
+            *(["--stand-in"] if stand_in else []),
         ]
         try:
             done = subprocess.run(  # noqa: S603 - this script, this interpreter
@@ -180,7 +191,10 @@ def one_run(ranks: int, jointly: bool, size: int, timeout: float) -> dict[str, A
         if line.startswith('{"ranks"'):
             run: dict[str, Any] = json.loads(line)
             return run
-    return {"failed": f"{ranks} rank(s), status {done.returncode}: {done.stderr[-2000:]}"}
+    raised = re.compile(r"\w(Error|Exception): ")
+    errors = [line for line in done.stderr.splitlines() if raised.search(line)]
+    said = errors[0] if errors else done.stderr[-2000:]
+    return {"failed": f"{ranks} rank(s), status {done.returncode}: {said}"}
 
 
 def compare(arguments: argparse.Namespace) -> int:
@@ -191,7 +205,7 @@ def compare(arguments: argparse.Namespace) -> int:
     runs: dict[str, list[float]] = {}
     failures = 0
     for ranks, jointly in modes:
-        run = one_run(ranks, jointly, arguments.size, arguments.timeout)
+        run = one_run(ranks, jointly, arguments.size, arguments.timeout, arguments.stand_in)
         if arguments.jsonl:
             with open(arguments.jsonl, "a") as stream:
                 stream.write(json.dumps(run) + "\n")
@@ -228,10 +242,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
     parser.add_argument("--together", action="store_true")
     parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--stand-in", action="store_true", help="on the CPU, loads stood in")
     arguments = parser.parse_args(argv)
     if arguments.compare:
         return compare(arguments)
-    rank_main(arguments.together, arguments.size)
+    if arguments.stand_in:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import first_call_stand_in
+
+        first_call_stand_in.rank_main(arguments.together)
+    else:
+        rank_main(arguments.together, arguments.size)
     return 0
 
 

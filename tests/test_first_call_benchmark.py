@@ -38,7 +38,7 @@ def test_compare_prints_both_medians_their_ratio_and_each_rank_s_phases(
     seconds = {1: iter([2.5, 2.4, 2.6]), 2: iter([2.3, 2.2, 2.45])}
     asked: list[tuple[int, bool]] = []
 
-    def one_run(ranks, jointly, size, timeout):
+    def one_run(ranks, jointly, size, timeout, stand_in):
         asked.append((ranks, jointly))
         return _run(ranks, next(seconds[ranks]))
 
@@ -64,3 +64,29 @@ def test_compare_says_slower_and_fails_where_ranks_chose_differently(monkeypatch
     out = capsys.readouterr().out
     assert "RANKS CHOSE DIFFERENT CONFIGURATIONS" in out
     assert "2 ranks together / 1 rank: 1.333 (SLOWER)" in out
+
+
+def test_the_stand_in_compares_one_rank_and_two_on_the_cpu(tmp_path):
+    """Real compiles in the tuner's workers (for sm_90, on the CPU), two ranks over gloo."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {**os.environ, "GLOO_SOCKET_IFNAME": "lo", "NINETOOTHED_TUNING": "on"}
+    jsonl = tmp_path / "runs.jsonl"
+    command = [sys.executable, str(SCRIPT), "--compare", "--stand-in", "--rounds", "1"]
+    done = subprocess.run(
+        [*command, "--timeout", "300", "--jsonl", str(jsonl)],
+        capture_output=True,
+        text=True,
+        timeout=700,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "2 ranks together / 1 rank: " in done.stdout
+    one, two = (json.loads(line) for line in jsonl.read_text().splitlines())
+    assert one["ranks"] == 1 and two["ranks"] == 2 and two["same_configuration"]
+    compiled = [phases["worker compile"]["count"] for phases in two["phases"]]
+    assert sum(compiled) == one["phases"][0]["worker compile"]["count"]  # each once
+    assert "leaders" in two["phases"][0] and "leaders" not in one["phases"][0]
