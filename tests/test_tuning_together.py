@@ -18,10 +18,15 @@ from support.tuning_together import BLOCKS
 
 from nt_triton import knobs
 from nt_triton.tuner import _together as together
+from nt_triton.tuner import _trace as trace
 from nt_triton.tuner import tune_together
 from nt_triton.tuner._core import TuningCall
 
 CHILD = "support.tuning_together"
+
+ALONE_SPANS = ["compile", "first run", "load", "phase A", "phase B", "write"]
+TOGETHER_SPANS = ALONE_SPANS + ["agree", "gather", "leaders", "start workers"]
+"""The tuner's spans (:mod:`nt_triton.tuner._trace`) alone and tuning together."""
 
 
 def ranks(
@@ -50,6 +55,9 @@ def test_ranks_tuning_together_split_the_candidates_and_take_the_same_winner(tmp
     assert first["chosen"] == second["chosen"] == 16  # rank 1's share holds the fastest
     assert first["ran"] == [64, 128, 256] and second["ran"] == [16, 32]  # every 2nd from each
     assert first["reread"] == second["reread"] == 16  # the table holds the winner
+    # Phase B times the leaders of all the ranks' phase A (16, 32, 64), each on the rank
+    # holding it: not every rank its own best three.
+    assert first["phase_b"] == [64] and second["phase_b"] == [16, 32]
 
 
 def test_each_candidate_is_compiled_loaded_and_timed_by_exactly_one_rank(tmp_path):
@@ -59,8 +67,12 @@ def test_each_candidate_is_compiled_loaded_and_timed_by_exactly_one_rank(tmp_pat
         mine, theirs = first[stage], second[stage]
         assert sorted(mine + theirs) == every, (stage, mine, theirs)  # once in all
     assert sorted(first["compiled"]) == first["ran"] and sorted(second["compiled"]) == second["ran"]
-    # Each rank sizes its compile workers as one of the two processes on this host.
-    assert first["sharing"] == second["sharing"] == [2]
+    # Each rank sizes its compile workers as one of the two processes on this host, and
+    # starts them before the ranks agree (once: the tuning then finds them started).
+    assert first["sharing"] == second["sharing"] == [2, 2]
+    assert first["warmed"] == second["warmed"] == 1
+    # Where the time goes, as the benchmark prints it.
+    assert first["spans"] == second["spans"] == sorted(TOGETHER_SPANS + ["worker compile"])
     assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
 
 
@@ -70,7 +82,7 @@ def test_the_ranks_of_a_paddle_job_tune_together_too(tmp_path):
     first, second = ranks(tmp_path, "workers", "1", workers="", framework=paddle)
     assert sorted(first["ran"] + second["ran"]) == sorted(BLOCKS)  # each once
     assert sorted(first["compiled"] + second["compiled"]) == sorted(BLOCKS)
-    assert first["sharing"] == second["sharing"] == [2]
+    assert first["sharing"] == second["sharing"] == [2, 2]
     assert first["chosen"] == second["chosen"] == first["reread"] == second["reread"] == 16
 
 
@@ -96,6 +108,24 @@ def test_with_the_switch_off_each_rank_tunes_alone_as_before(tmp_path):
     first, second = ranks(tmp_path, "same", "0", per_rank="1")
     assert first["ran"] == second["ran"] == [16, 32, 64, 128, 256]
     assert (first["chosen"], second["chosen"]) == (32, 16)  # why tuning together exists
+    assert first["phase_b"] == second["phase_b"] == [16, 32, 64]  # each its own best three
+    assert first["spans"] == second["spans"] == sorted(ALONE_SPANS)  # no collective
+
+
+def test_the_trace_records_nothing_until_asked():
+    assert not trace._RECORDING
+    with trace.span("agree"):
+        trace.add("worker compile", 1.0)
+    spans = trace.record()
+    try:
+        with trace.span("agree"):
+            trace.add("worker compile", 1.0)
+        folded = trace.summary(spans, spans[0][1] - 2.0)
+    finally:
+        trace._RECORDING.clear()
+    assert list(folded) == ["worker compile", "agree"]  # in order of first start
+    assert folded["worker compile"]["seconds"] == 1.0 and folded["agree"]["count"] == 1
+    assert folded["worker compile"]["first"] == 2.0
 
 
 def test_ranks_about_to_tune_different_keys_warn_and_tune_alone(tmp_path):
@@ -142,19 +172,24 @@ def test_the_environment_variable_switches_it(monkeypatch, value, expected):
 
 
 @pytest.mark.parametrize(
-    ("cpus", "alone", "each_of_two"),
-    [(32, 16, 15), (16, 15, 7), (2, 1, 1)],  # 32: the cap is per process, not per host
+    ("cpus", "alone", "two"),
+    [(32, 16, (8, 8)), (16, 15, (8, 7)), (2, 1, (1, 1))],  # what one alone has, shared out
 )
-def test_ranks_on_one_host_share_its_compile_workers(monkeypatch, cpus, alone, each_of_two):
+def test_ranks_on_one_host_share_its_compile_workers(monkeypatch, cpus, alone, two):
     class Four:
         rank, size = 1, 4
 
     monkeypatch.delenv("NINETOOTHED_COMPILE_WORKERS", raising=False)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     monkeypatch.setattr(knobs, "usable_cpus", lambda: cpus)
     assert together.sharing(Four()) == 2
-    assert knobs.compile_workers(together.sharing(Four())) == each_of_two
-    assert knobs.compile_workers() == alone
+    assert together.local_index(Four()) == 1  # rank 1 of 4, two a host
+    assert together.workers(Four()) == two[1]
+    assert tuple(knobs.compile_workers(2, index) for index in (0, 1)) == two
+    assert knobs.compile_workers() == together.workers(None) == alone
+    monkeypatch.setenv("LOCAL_RANK", "0")  # torchrun's word wins
+    assert together.local_index(Four()) == 0 and together.workers(Four()) == two[0]
     assert together.share(list(range(10)), Four()) == [1, 5, 9]
 
 
@@ -179,12 +214,16 @@ def test_a_rank_with_no_share_takes_the_others_winner(tmp_path, monkeypatch):
 
     monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("NINETOOTHED_TUNING", "on")
+    monkeypatch.setenv("NINETOOTHED_COMPILE_WORKERS", "0")
     configurations = [tuning.Configuration({"B": block}) for block in (64, 16, 256, 32)]
 
     class Rank6:
         rank, size = 6, 8
 
         def all_gather(self, value):
+            if isinstance(value, list):  # phase A: ranks 0 to 3 timed one candidate each
+                assert value == [], "rank 6 has no candidate to time"
+                return [[(index, 5.0 - index)] for index in range(4)] + [value] * 4
             if len(value) == 2:  # agreeing: every rank about to tune the same, no entry
                 return [value] * self.size
             count, timed, failures, examples = value
@@ -207,3 +246,48 @@ def test_a_rank_with_no_share_takes_the_others_winner(tmp_path, monkeypatch):
     finally:
         together._SWITCH[0] = None
     assert chosen.values == {"B": 32}  # index 3, the fastest the other ranks timed
+
+
+def test_ranks_deal_the_candidates_heaviest_first(tmp_path, monkeypatch):
+    """Rank 0 of 2 gets the heaviest, the third heaviest, ...: each rank's share weighs
+    alike (every second one of the space's order would give rank 0 every heavy one)."""
+    from nt_triton import _tuning as tuning
+    from nt_triton.tuner._core import Tuner
+
+    monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NINETOOTHED_TUNING", "on")
+    monkeypatch.setenv("NINETOOTHED_COMPILE_WORKERS", "0")
+    blocks = (256, 64, 128, 16, 32, 8)  # every second one: 256, 128, 32 (the heavy half)
+    configurations = [tuning.Configuration({"B": block}) for block in blocks]
+
+    class Rank0:
+        rank, size = 0, 2
+
+        def all_gather(self, value):
+            if isinstance(value, list):  # phase A
+                return [value, []]
+            if len(value) == 2:  # agreeing
+                return [value, value]
+            return [value, (value[0], [], {}, {})]  # the gathered phase B
+
+    class ByBlock:
+        def tiles(self, values):
+            return tuning.Tiles((values["B"],), (), values["B"], 1)
+
+    loaded: list[int] = []
+
+    def launch(configuration):
+        loaded.append(configuration.values["B"])
+        return lambda: None
+
+    def timer(run, count):
+        return [1.0] * count
+
+    tuner = Tuner("k", "k_deal", configurations, ByBlock())
+    call = TuningCall(("k",), {}, 4, lambda c: {}, launch, timer, in_process=True)
+    tune_together()
+    try:
+        tuner.choose(("k",), "gpu", lambda: call, lambda: Rank0())
+    finally:
+        together._SWITCH[0] = None
+    assert sorted(loaded) == [16, 64, 256]  # of 256, 128, 64, 32, 16, 8

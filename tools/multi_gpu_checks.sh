@@ -15,10 +15,10 @@
 #                          2 ranks tuning together, alternated over
 #                          NT_FIRST_CALL_ROUNDS rounds (default 3), then 2
 #                          ranks alone once; each line has every rank's
-#                          seconds, its tune/compile/measure phases, CPUs and
-#                          compile workers
-#   first_call.txt         the median first call of each (the floor: 2 ranks
-#                          together no slower than 1)
+#                          seconds, the tuner's phases, CPUs and compile workers
+#   first_call.txt         each run's phases per rank, the median first call of
+#                          each mode and the ratio (the floor: 2 ranks together
+#                          no slower than 1)
 #   tensor_parallel.log    tokens/s of the tensor-parallel block, ours vs torch
 #   summary.txt            each step's status and time, and the figures above
 set -uo pipefail
@@ -62,43 +62,20 @@ fresh_caches() {
     python3 -c "import torch, triton, jax; print('torch', torch.__version__, 'triton', \
 triton.__version__, 'jax', jax.__version__, 'GPUs', torch.cuda.device_count())"
     python3 -c "import os; from nt_triton import knobs; print('CPUs', os.cpu_count(), 'usable', \
-knobs.usable_cpus(), 'compile workers: 1 rank', knobs.compile_workers(1), '2 ranks', \
-knobs.compile_workers(2), 'each')"
+knobs.usable_cpus(), 'compile workers: 1 rank', knobs.compile_workers(1), '2 ranks together', \
+knobs.compile_workers(2, 0), '+', knobs.compile_workers(2, 1))"
 } >"$LOGS/info.txt" 2>&1
 cat "$LOGS/info.txt"
 
 WORK=$(mktemp -d)
 
 # The first call of mm 4096^3, cold (fresh caches each): 1 rank and 2 ranks tuning
-# together alternate, so drifting clocks or a busy host weigh on both alike.
-first_call() {  # first_call RANKS [--together]
-    fresh_caches "$WORK/first-$1-${2:-alone}"
-    step "first call, $1 rank(s) ${2:-alone}" 60 "$LOGS/first_call.log" \
-        python3 -m torch.distributed.run --standalone --nproc-per-node="$1" \
-        benchmarks/first_call_tuning.py ${2:-}
-}
-for ((round = 1; round <= ${NT_FIRST_CALL_ROUNDS:-3}; round++)); do
-    first_call 1
-    first_call 2 --together
-done
-first_call 2
-grep -o '{"ranks".*' "$LOGS/first_call.log" >"$LOGS/first_call.jsonl"
-python3 - "$LOGS/first_call.jsonl" >"$LOGS/first_call.txt" <<'PY'
-import json, statistics, sys
-runs = {}
-for line in open(sys.argv[1]):
-    run = json.loads(line)
-    name = f"{run['ranks']} rank(s){' together' if run['together'] else ''}"
-    runs.setdefault(name, []).append(max(run["first_call_seconds"]))
-    if run["together"] and not run["same_configuration"]:
-        print(f"RANKS CHOSE DIFFERENT CONFIGURATIONS: {run['configurations']}")
-for name, seconds in runs.items():
-    print(f"{name}: median {statistics.median(seconds):.3f} s of {seconds}")
-one, two = runs.get("1 rank(s)"), runs.get("2 rank(s) together")
-if one and two:
-    ratio = statistics.median(two) / statistics.median(one)
-    print(f"2 ranks together / 1 rank: {ratio:.3f} ({'ok' if ratio <= 1 else 'SLOWER'})")
-PY
+# together alternate, so drifting clocks or a busy host weigh on both alike; then
+# 2 ranks alone once. Each run's phases per rank, the medians and their ratio.
+rm -f "$LOGS/first_call.jsonl"
+step "first call, 1 rank against 2 ranks together" 300 "$LOGS/first_call.txt" \
+    python3 benchmarks/first_call_tuning.py --compare --ranks 2 \
+    --rounds "${NT_FIRST_CALL_ROUNDS:-3}" --alone --timeout 60 --jsonl "$LOGS/first_call.jsonl"
 
 fresh_caches "$WORK/tests"
 step "tests" 200 "$LOGS/tests.log" env NT_TEST_GPU=1 python3 -m pytest -q -rs -p no:cacheprovider \
@@ -122,7 +99,6 @@ rm -rf "$WORK"
     grep -E "passed|failed|error|SKIPPED" "$LOGS/tests.log" | tail -15
     echo "== first call of mm 4096^3 (slowest rank's seconds; same configuration on every rank)"
     cat "$LOGS/first_call.txt"
-    cat "$LOGS/first_call.jsonl"
     echo "== tensor-parallel block, tokens/s"
     grep -E "ranks|tokens/s|ninetoothed / torch" "$LOGS/tensor_parallel.log"
     echo "== total $((SECONDS - START))s"

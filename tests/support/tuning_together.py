@@ -19,8 +19,10 @@ instead (gloo, on the ports ``NT_TEST_PADDLE_PORTS`` lists: the store's, then
 one per rank), whose group is ``nt_paddle``'s.
 
 It answers, as one JSON line: the configuration chosen, the ones this rank
-compiled, loaded and ran, what a second tuner of the same kernel (reading the
-table) chooses, the processes it counted on this host, and the warnings raised.
+compiled, loaded, ran and timed in phase B, what a second tuner of the same kernel (reading the
+table) chooses, the processes it counted on this host, how often it started its compile
+workers ahead of the tuning, the names of the spans its tuning recorded
+(:mod:`nt_triton.tuner._trace`), and the warnings raised.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from nt_torch._distributed import process_group
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton.tuner import _core as core
+from nt_triton.tuner import _trace as trace
 from nt_triton.tuner._core import Tuner, TuningCall
 from support.processes import wait_for_the_others
 
@@ -64,6 +67,10 @@ class _Pool:
     def __init__(self) -> None:
         self.compiled: list[int] = []
         self.limit: int | None = None
+        self.warmed = 0
+
+    def warm(self) -> None:
+        self.warmed += 1
 
     def run(
         self, jobs: list[dict[str, Any]], budget: float, done: Any, limit: int | None = None
@@ -84,9 +91,11 @@ def stub_call(
     fail: bool,
     loaded: list[int] | None = None,
     in_process: bool = True,
+    longer: list[int] | None = None,
 ) -> TuningCall:
     """A tuning call whose runs record their block size and whose timer reads :data:`TIMES`
-    (``loaded``: where to record each configuration loaded)."""
+    (``loaded``: where to record each configuration loaded; ``longer``: each one timed
+    longer than phase A's runs, in phase B)."""
 
     def launch(configuration: tuning.Configuration) -> Any:
         block = configuration.values["B"]
@@ -104,6 +113,8 @@ def stub_call(
     def timer(run: Any, count: int) -> list[float]:
         for _ in range(count):
             run()
+        if longer is not None and count > core.PHASE_A_RUNS:
+            longer.append(run.block)
         return [TIMES[rank % 2][run.block]] * count
 
     def job(configuration: tuning.Configuration) -> dict[str, Any]:
@@ -118,9 +129,9 @@ def _counting_workers() -> tuple[_Pool, list[int]]:
     sharing: list[int] = []
     compile_workers = knobs.compile_workers
 
-    def counted(share: int = 1) -> int:
+    def counted(share: int = 1, index: int = 0) -> int:
         sharing.append(share)
-        return compile_workers(share)
+        return compile_workers(share, index)
 
     core.workers.pool = lambda size: pool  # type: ignore[assignment]
     core.knobs.compile_workers = counted  # type: ignore[assignment]
@@ -138,6 +149,12 @@ def _join(rank: int, size: int, barrier: Path) -> tuple[Any, Any]:
         def leave() -> None:
             torch.distributed.barrier()
             torch.distributed.destroy_process_group()
+
+        def refused(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError("tuning together gathers through the store, not the backend")
+
+        # With NCCL a backend collective would go through the GPUs (and set NCCL up).
+        torch.distributed.all_gather_object = refused
 
         return process_group, leave
     import paddle.distributed
@@ -167,18 +184,21 @@ def main(argv: list[str]) -> None:
     key = ("k", rank) if mode == "different" else ("k",)
     ran: list[int] = []
     loaded: list[int] = []
+    longer: list[int] = []
     pool, sharing = _counting_workers() if mode == "workers" else (_Pool(), [])
+    spans = trace.record()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tuner = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
         try:
             call = stub_call(
-                rank, key, ran, mode == "fail" and rank == 0, loaded, mode != "workers"
+                rank, key, ran, mode == "fail" and rank == 0, loaded, mode != "workers", longer
             )
             chosen = tuner.choose(key, "gpu", lambda: call, group)
             error = ""
         except Exception as raised:  # noqa: BLE001 - answered to the test
             chosen, error = CONFIGURATIONS[0], f"{type(raised).__name__}: {raised}"
+        tuned = sorted(trace.summary(spans, 0.0))
         again = Tuner("stubbed", "stubbed_0", CONFIGURATIONS, _Sizing())
         reread = again.choose(key, "gpu", lambda: stub_call(rank, key, [], False), group)
     leave()
@@ -187,7 +207,10 @@ def main(argv: list[str]) -> None:
         "ran": sorted(set(ran)),
         "compiled": pool.compiled,
         "loaded": loaded,
+        "phase_b": sorted(longer),
         "sharing": sharing,
+        "warmed": pool.warmed,
+        "spans": tuned,
         "reread": reread.values["B"],
         "error": error,
         "warnings": [str(w.message) for w in caught],

@@ -128,21 +128,25 @@ def compile_budget() -> float:
     return float(os.environ.get("NINETOOTHED_COMPILE_BUDGET") or 20)
 
 
-def compile_workers(sharing: int = 1) -> int:
+def compile_workers(sharing: int = 1, index: int = 0) -> int:
     """Worker processes compiling while tuning (0: in the calling process).
 
-    By default one fewer than this process's share of the CPUs it may use,
-    ``sharing`` processes of a job tuning at once on this host (each keeps one
-    CPU for loading and timing what its workers compile), at most
-    :data:`MAX_COMPILE_WORKERS`: the cap is per process, so two ranks on a host
-    of 32 CPUs compile with 15 workers each where one alone has 16, and the job
-    tunes in about half the time.
+    By default one fewer than the CPUs this process may use (it keeps one for
+    loading and timing what its workers compile), at most
+    :data:`MAX_COMPILE_WORKERS`.  Where ``sharing`` processes of a job tune
+    together on one host, they share out that many between them (``index``:
+    this one's place among them), at least one each: the host compiles on as
+    many workers as one process alone would, since more compile no faster
+    once its CPUs are busy (two ranks of a 32-CPU host with 15 workers each
+    compiled their 12 candidates of ``mm`` in the time one rank compiled all
+    24 with 16), and every worker's start costs CPU time the compiles need.
     """
     configured = os.environ.get("NINETOOTHED_COMPILE_WORKERS")
     if configured is not None and configured.strip():
         return max(0, int(configured))
-    share = usable_cpus() // max(1, sharing)
-    return max(1, min(MAX_COMPILE_WORKERS, share - 1))
+    host = max(1, min(MAX_COMPILE_WORKERS, usable_cpus() - 1))
+    sharing = max(1, sharing)
+    return max(1, host // sharing + (1 if index % sharing < host % sharing else 0))
 
 
 def usable_cpus() -> int:

@@ -34,7 +34,7 @@ import json
 import statistics
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from nt_triton import knobs
 from nt_triton._failures import compiler_excerpt
 from nt_triton.cache import _tables as table
 from nt_triton.tuner import _together as together
+from nt_triton.tuner import _trace as trace
 from nt_triton.tuner import _workers as workers
 from nt_triton.tuner._progress import Progress
 
@@ -182,7 +183,10 @@ class Tuner:
         # leaving the collective early would leave the others waiting in it.
         ranks = together.group(group) if mode == "on" else None
         if ranks is not None:
-            agreed, entry = together.agree(ranks, (self.name, self.stem, entry_key), entry)
+            if entry is None:  # likely to tune: workers start while the ranks agree
+                self._start_workers(ranks)
+            with trace.span("agree"):
+                agreed, entry = together.agree(ranks, (self.name, self.stem, entry_key), entry)
             ranks = ranks if agreed else None
         if entry is not None:
             try:
@@ -205,20 +209,34 @@ class Tuner:
                 "call it once with the same shapes before capturing"
             )
         best, milliseconds = self.tune(call, ranks)
-        table.write(
-            self.stem,
-            entry_key,
-            {"configuration": configuration_entry(best), "milliseconds": milliseconds},
-        )
+        with trace.span("write"):
+            table.write(
+                self.stem,
+                entry_key,
+                {"configuration": configuration_entry(best), "milliseconds": milliseconds},
+            )
         return best
+
+    def _start_workers(self, ranks: RankGroup) -> None:
+        """Start the compile workers a tuning with ``ranks`` will use (at most one per
+        candidate of this rank's share), so that they import Triton while this process
+        waits for the other ranks and prepares the call (a kernel that compiles in
+        process leaves them for later tunings)."""
+        size = together.workers(ranks)
+        share = -(-len(self.configurations) // ranks.size)
+        if size > 0 and share > 1:
+            with trace.span("start workers"):
+                workers.pool(min(size, share)).warm()
 
     def tune(
         self, call: TuningCall, ranks: RankGroup | None = None
     ) -> tuple[tuning.Configuration, float]:
         """Compile, measure and pick; returns the best configuration and its time.
 
-        With ``ranks`` (tuning together), this rank compiles and times its share of
-        the candidates, and every rank picks the fastest of all the ranks' timings.
+        With ``ranks`` (tuning together), this rank compiles, loads and times its share
+        of the candidates; the ranks pick the leaders of phase A among all their
+        timings, each times the leaders it holds, and every rank takes the fastest of
+        all, the same one.  Every rank makes the same collectives whatever fails.
         """
         candidates = [
             c
@@ -226,26 +244,31 @@ class Tuner:
             if tuning.fits(c, self.sizing, call.values, call.element_bytes)
         ] or list(self.configurations)
         indices = list(range(len(candidates)))
+        if ranks is not None:  # heaviest first, dealt in turn: each rank's share weighs alike
+            weights = [self._compile_weight(call, c) for c in candidates]
+            indices = sorted(indices, key=lambda i: -weights[i])
         mine = indices if ranks is None else together.share(indices, ranks)
         progress = Progress(f"{self.name} {call.key}", len(mine))
-        failures: dict[str, int] = {}
-        examples: dict[str, str] = {}
-        try:
-            timed = self._tune_some(
-                call, candidates, mine, progress, (failures, examples), together.sharing(ranks)
-            )
-        except Exception as error:  # noqa: BLE001 - one rank's failure must reach the others
-            if ranks is None:
-                raise
-            timed = []
-            with contextlib.suppress(Exception):  # the arguments as one run leaves them
-                _restore(call)
-            _count(failures, error)
-            examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
+        pruned: tuple[dict[str, int], dict[str, str]] = ({}, {})
+        runs: list[tuple[int, Callable[[], None]]] = []
+        first: list[tuple[int, float]] = []
+        with _failing_alone(call, ranks, pruned):
+            runs = self._ready(call, candidates, sorted(mine), progress, pruned, ranks)
+            with trace.span("phase A"):
+                first = self._phase_a(call, runs, candidates, progress)
         if ranks is not None:
-            timed, failures, examples = together.gather(
-                ranks, len(candidates), timed, failures, examples
-            )
+            with trace.span("leaders"):
+                first = together.exchange(ranks, first)
+        leaders, count = _leaders(first)
+        timed: list[tuple[int, float]] = []
+        with _failing_alone(call, ranks, pruned), trace.span("phase B"):
+            timed = self._phase_b(call, [r for r in runs if r[0] in leaders], count)
+        failures, examples = pruned
+        if ranks is not None:
+            with trace.span("gather"):
+                timed, failures, examples = together.gather(
+                    ranks, len(candidates), timed, failures, examples
+                )
         if not timed:
             where = f" (the application is {self.where})" if self.where else ""
             raise LaunchError(
@@ -260,18 +283,19 @@ class Tuner:
         progress.done(f"{_describe(best)} at {milliseconds:.4f} ms; pruned {failures or 'none'}")
         return best, milliseconds
 
-    def _tune_some(
+    def _ready(
         self,
         call: TuningCall,
         candidates: list[tuning.Configuration],
         mine: list[int],
         progress: Progress,
         pruned: tuple[dict[str, int], dict[str, str]],
-        sharing: int,
-    ) -> list[tuple[int, float]]:
-        """Compile, run and time the candidates at the indices ``mine`` (``pruned``: the
-        failure counts and examples to add to; ``sharing``: processes compiling at once
-        on this host); returns ``(index, milliseconds)`` of each that ran."""
+        ranks: RankGroup | None,
+    ) -> list[tuple[int, Callable[[], None]]]:
+        """Compile, load and run once the candidates at the indices ``mine`` (``pruned``:
+        the failure counts and examples to add to; ``ranks``: the processes tuning
+        together, which share this host's compile workers); returns ``(index, run)`` of
+        each that ran."""
         failures, examples = pruned
         if not mine:  # more ranks than candidates: this one times none
             return []
@@ -281,14 +305,15 @@ class Tuner:
             """Compile in this process (a disk hit after a worker compiled it) and load;
             None where that fails (out of resources, launch errors: pruned)."""
             try:
-                loaded[index] = call.launch(candidates[index])
+                with trace.span("load"):
+                    loaded[index] = call.launch(candidates[index])
             except Exception as error:  # noqa: BLE001 - pruned, counted
                 loaded[index] = None
                 _prune(failures, examples, progress, error)
 
-        compiled = self._compile(
-            call, candidates, mine, progress, pruned, knobs.compile_workers(sharing), load
-        )
+        size = together.workers(ranks)
+        with trace.span("compile"):
+            compiled = self._compile(call, candidates, mine, progress, pruned, size, load)
         runs: list[tuple[int, Callable[[], None]]] = []
         for index in compiled:
             if index not in loaded:  # compiled here, not by a worker
@@ -297,12 +322,13 @@ class Tuner:
             if run is None:
                 continue
             try:
-                run()
+                with trace.span("first run"):
+                    run()
                 runs.append((index, run))
             except Exception as error:  # noqa: BLE001 - out of resources, launch errors: pruned
                 _prune(failures, examples, progress, error)
         _restore(call)
-        return self._measure(call, runs, candidates, progress) if runs else []
+        return runs
 
     def _compile(
         self,
@@ -329,6 +355,7 @@ class Tuner:
 
         def done(position: int, answer: dict[str, Any]) -> None:
             counts["compiled" if answer.get("ok") else "pruned"] += 1
+            trace.add("worker compile", float(answer.get("seconds", 0.0)))
             progress.update(compiled=counts["compiled"], pruned=counts["pruned"])
             if answer.get("ok"):
                 compiled_one(order[position])
@@ -351,35 +378,65 @@ class Tuner:
         registers = tiles.registers(call.element_bytes, 1) * 32 * 4  # one warp's 32 threads
         return float(registers + tiles.pipelined * call.element_bytes * configuration.num_stages)
 
-    def _measure(
+    def _phase_a(
         self,
         call: TuningCall,
         runs: list[tuple[int, Callable[[], None]]],
         candidates: list[tuning.Configuration],
         progress: Progress,
     ) -> list[tuple[int, float]]:
-        """Phase A for every run, phase B for the leaders; ``(candidate index, median
-        milliseconds)`` of each leader."""
-        first: list[float] = []
+        """Every run timed briefly: ``(candidate index, median milliseconds)``."""
+        first: list[tuple[int, float]] = []
         best = float("inf")
         for count, (index, run) in enumerate(runs):
             milliseconds = statistics.median(call.timer(run, PHASE_A_RUNS))
             _restore(call)
-            first.append(milliseconds)
+            first.append((index, milliseconds))
             if milliseconds < best:
                 best = milliseconds
                 progress.update(best=f"{milliseconds:.4f} ms {_describe(candidates[index])}")
             progress.update(measured=count + 1)
-        ordered = sorted(range(len(first)), key=lambda i: first[i])
-        leaders = [i for i in ordered if first[i] <= best * LEADER_MARGIN]
-        leaders = sorted(set(leaders) | set(ordered[:LEADERS]))
-        count = int(min(100, max(10, PHASE_B_MILLISECONDS / max(best, 1e-3))))
+        return first
+
+    def _phase_b(
+        self, call: TuningCall, leaders: list[tuple[int, Callable[[], None]]], count: int
+    ) -> list[tuple[int, float]]:
+        """The leaders timed longer (``count`` runs each): ``(index, median milliseconds)``."""
         final = []
-        for leader in leaders:
-            index, run = runs[leader]
+        for index, run in leaders:
             final.append((index, statistics.median(call.timer(run, count))))
             _restore(call)
         return final
+
+
+def _leaders(first: list[tuple[int, float]]) -> tuple[set[int], int]:
+    """The candidates phase B times (the best :data:`LEADERS` of phase A's timings and
+    any within :data:`LEADER_MARGIN` of the best), and how many runs each gets."""
+    if not first:
+        return set(), 0
+    ordered = sorted(first, key=lambda item: (item[1], item[0]))
+    best = ordered[0][1]
+    leaders = {index for index, milliseconds in ordered if milliseconds <= best * LEADER_MARGIN}
+    leaders |= {index for index, _ in ordered[:LEADERS]}
+    return leaders, int(min(100, max(10, PHASE_B_MILLISECONDS / max(best, 1e-3))))
+
+
+@contextlib.contextmanager
+def _failing_alone(
+    call: TuningCall, ranks: RankGroup | None, pruned: tuple[dict[str, int], dict[str, str]]
+) -> Iterator[None]:
+    """Alone, a failure is raised; tuning together, it is counted among ``pruned`` and
+    this rank goes on to the collectives (one rank's failure must reach the others)."""
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - counted, answered to every rank
+        if ranks is None:
+            raise
+        with contextlib.suppress(Exception):  # the arguments as one run leaves them
+            _restore(call)
+        failures, examples = pruned
+        _count(failures, error)
+        examples.setdefault(type(error).__name__, f"{type(error).__name__}: {error}")
 
 
 def _restore(call: TuningCall) -> None:

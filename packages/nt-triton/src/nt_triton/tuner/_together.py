@@ -12,10 +12,22 @@ parallel environment is initialised), the tuner instead
 1. gathers what every rank is about to tune (:func:`agree`): the kernel, the
    tuning key and the device model, and any result its tuning table already
    holds; if one does, every rank takes the first such result;
-2. otherwise gives each rank every ``size``-th candidate configuration
-   (:func:`share`) to compile, run and time;
-3. gathers every rank's timings (:func:`gather`): each rank takes the
-   fastest of all, the same one, and writes it to its tuning table.
+2. otherwise deals the candidate configurations out, heaviest to compile
+   first, one to each rank in turn (:func:`share`); each rank compiles,
+   loads and briefly times its share (phase A), with its part of the
+   compile workers that one process alone would start on its host
+   (:func:`nt_triton.knobs.compile_workers`);
+3. gathers every rank's phase-A timings (:func:`exchange`): every rank
+   picks the same leaders from all of them, and times longer (phase B) the
+   leaders it holds;
+4. gathers every rank's phase-B timings (:func:`gather`): each rank takes
+   the fastest of all, the same one, and writes it to its tuning table.
+
+So the ranks of a job never do more than one process alone would: the
+host's compiles run on as many workers as one process would start (more
+workers compile no faster once the host's CPUs are busy, and each one's
+start costs CPU time the compiles need), and each rank loads and times
+only part of the candidates, phase B included.
 
 Collectives need every rank: the ranks must make their first calls of each
 kernel and tuning key in the same order, as SPMD programs do.  Where they do
@@ -37,7 +49,18 @@ from typing import Any, TypeVar
 from ninetoothed.runtime.hookspecs import RankGroup
 from nt_triton import knobs
 
-__all__ = ["agree", "enabled", "gather", "group", "share", "sharing", "tune_together"]
+__all__ = [
+    "agree",
+    "enabled",
+    "exchange",
+    "gather",
+    "group",
+    "local_index",
+    "share",
+    "sharing",
+    "tune_together",
+    "workers",
+]
 
 _T = TypeVar("_T")
 
@@ -90,6 +113,25 @@ def sharing(ranks: RankGroup | None) -> int:
         return ranks.size
 
 
+def local_index(ranks: RankGroup | None) -> int:
+    """This process's place among the :func:`sharing` processes of its host (``LOCAL_RANK``:
+    ``torchrun``; ``PADDLE_LOCAL_RANK``: Paddle's launcher; else its rank modulo them)."""
+    if ranks is None:
+        return 0
+    local = os.environ.get("LOCAL_RANK") or os.environ.get("PADDLE_LOCAL_RANK")
+    count = sharing(ranks)
+    try:
+        return int(local) % count if local else ranks.rank % count
+    except ValueError:
+        return ranks.rank % count
+
+
+def workers(ranks: RankGroup | None) -> int:
+    """The compile workers this process tunes with: its part of what one process alone
+    would start on its host (:func:`nt_triton.knobs.compile_workers`)."""
+    return knobs.compile_workers(sharing(ranks), local_index(ranks))
+
+
 def agree(ranks: RankGroup, what: tuple[Any, ...], entry: Any) -> tuple[bool, Any]:
     """Gather what each rank is about to tune (``what``) and the table entry it holds;
     returns ``(together, entry)``: whether every rank tunes the same thing (else each
@@ -102,8 +144,16 @@ def agree(ranks: RankGroup, what: tuple[Any, ...], entry: Any) -> tuple[bool, An
 
 
 def share(candidates: Sequence[_T], ranks: RankGroup) -> list[_T]:
-    """This rank's share of the candidates: every ``size``-th one from its rank."""
+    """This rank's share of the candidates (in the order given, heaviest first): every
+    ``size``-th one from its rank."""
     return list(candidates[ranks.rank :: ranks.size])
+
+
+def exchange(ranks: RankGroup, timed: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Every rank's ``(candidate index, milliseconds)``, in rank order; the same on
+    every rank."""
+    answers = ranks.all_gather(timed)
+    return [(int(index), float(milliseconds)) for one in answers for index, milliseconds in one]
 
 
 def gather(

@@ -85,6 +85,14 @@ class CompilePool:
         while len(self.workers) < self.size:
             self.workers.append(_Worker())
 
+    def warm(self) -> None:
+        """Start the workers now unless a compile is using the pool (then it has them)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self.start()
+            finally:
+                self._lock.release()
+
     def run(
         self,
         jobs: Sequence[Answer],
