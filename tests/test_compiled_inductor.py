@@ -119,11 +119,6 @@ def test_dynamic_shapes_trace_once_per_alignment_of_the_sizes(as_on_gpu: list[An
     assert len(as_on_gpu) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Kernel._dispatch stores the adapter it found while Dynamo traces: the "
-    "store is replayed after the graph runs and the guard on the table then fails",
-)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_graph_that_runs_is_not_compiled_again_for_a_new_kernel(backend: str) -> None:
     """Dynamo replays a store it traced once the graph has run: a table of the kernel

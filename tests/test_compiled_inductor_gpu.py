@@ -110,11 +110,6 @@ def test_a_first_call_inside_compile_tunes_once_on_stand_ins() -> None:
     assert len(tuner.chosen) == 1  # the eager call read the same choice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a kernel first called inside the compiled function compiles it twice "
-    "(see test_compiled_inductor.py's test_a_graph_that_runs_is_not_compiled_again...)",
-)
 def test_dynamic_shapes_compile_once_per_alignment() -> None:
     kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1),) * 3)
 
