@@ -11,7 +11,6 @@ GPU tests' part (``tests/test_compiled_inductor_gpu.py``).
 from __future__ import annotations
 
 import dis
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,24 +25,12 @@ import ninetoothed
 import nt_torch
 from ninetoothed import Tensor
 from ninetoothed.library import pinned_block_sizes
-from nt_torch import inductor
+from nt_torch import fusion, inductor
 from nt_triton.emitted import emitted_function
 
 pytestmark = pytest.mark.interpreter_only  # CPU tensors posing as GPU ones
 
 BLOCK = ninetoothed.block_size()
-
-
-@pytest.fixture
-def as_on_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Triton's JIT mode, the hand-over opted in and CPU tensors taken for GPU ones;
-    yields the traced graphs."""
-    monkeypatch.setenv("TRITON_INTERPRET", "0")
-    monkeypatch.setenv(inductor.KNOB, "inductor")
-    monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
-    graphs: list[Any] = []
-    yield graphs
-    torch._dynamo.reset()
 
 
 def _add_kernel() -> Any:
@@ -72,7 +59,10 @@ def test_a_kernel_call_becomes_a_user_triton_kernel(as_on_gpu: list[Any]) -> Non
     assert sum(counters["graph_break"].values()) == 0
 
 
-def test_the_library_block_launches_four_user_kernels(as_on_gpu: list[Any]) -> None:
+def test_the_library_block_launches_four_user_kernels_without_fusion(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(fusion.KNOB, "off")  # with it, see test_compiled_fusion.py
     x, weight, b = torch.randn(40, 48), torch.randn(48), torch.randn(48, 48)
     with pinned_block_sizes(16):
         trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
@@ -144,6 +134,7 @@ def test_gradients_trace_user_kernels_forward_and_backward(
     def function(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return ops.silu(ops.mm(a, b)).sum()
 
+    monkeypatch.setenv(fusion.KNOB, "off")  # silu's kernel too
     a = torch.randn(32, 16, requires_grad=True)
     b = torch.randn(16, 32, requires_grad=True)
     with pinned_block_sizes(16):

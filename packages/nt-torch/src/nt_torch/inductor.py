@@ -15,6 +15,11 @@ computed by the kernel's host function on the traced sizes: with
 ``dynamic=True`` they are symbolic, and the graph serves every size that
 keeps the kernel's constexprs (size alignments, whole-row tile sizes).
 
+A library kernel that only maps elements or rows is handed over as the same
+computation in PyTorch's ops instead, which Inductor fuses with its
+neighbours (:mod:`nt_torch.fusion`; ``NINETOOTHED_COMPILED_FUSION=off`` keeps
+the kernel).
+
 The configuration is the one eager calls use.  Tracing has no data, so a
 call whose tuning key has no configuration yet (remembered or persisted) is
 tuned right there, once, by an eager call on stand-in tensors of the same
@@ -49,6 +54,7 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import cuda_index
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
+from nt_torch import fusion
 from nt_torch._tensor_info import tensor_info
 
 __all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule", "use_adapter"]
@@ -77,11 +83,23 @@ def rule(kernel_call: KernelCall) -> Callable[..., Any]:
             return NotImplemented
         kernel, call_args, call_kwargs = kernel_call(args, kwargs)
         with mode:
-            if _emitted(kernel, call_args, call_kwargs):
+            if _handed_over(kernel, call_args, call_kwargs):
                 return None
         return mode.__torch_dispatch__(op, types, args, kwargs)
 
     return decompose
+
+
+def _handed_over(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether Inductor gets the call: as PyTorch's ops where the library kernel has them
+    (:mod:`nt_torch.fusion`), else as the kernel itself (:func:`emit`)."""
+    if reason(kernel, args, kwargs) is not None:
+        return False
+    composite = fusion.composite(kernel)
+    if composite is not None:
+        composite(*args)  # the symbols (block sizes) do not change what it computes
+        return True
+    return _emitted(kernel, args, kwargs)
 
 
 def _emitted(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
