@@ -182,22 +182,21 @@ def test_tensors_off_the_gpu_keep_the_generic_operator(as_on_gpu: list[Any]) -> 
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
-@pytest.mark.parametrize("value", [None, "operator", "anything"])
-def test_the_generic_operator_is_the_default_and_the_knob_keeps_it(
-    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch, value: str | None
+@pytest.mark.parametrize("value", ["operator", "anything"])
+def test_the_knob_keeps_the_generic_operator(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    """The hand-over is opt-in: only ``inductor`` gives it."""
-    if value is None:
-        monkeypatch.delenv(inductor.KNOB)
-    else:
-        monkeypatch.setenv(inductor.KNOB, value)
+    """The hand-over is the default: any value of the knob but ``inductor`` turns it off."""
+    monkeypatch.setenv(inductor.KNOB, value)
     kernel = _add_kernel()
     x = torch.randn(10)
     why = inductor.reason(kernel.generated, (x, x, x), {})
-    assert why is not None and why.startswith(f"{inductor.KNOB}={value or 'operator'} ")
+    assert why is not None and why.startswith(f"{inductor.KNOB}={value} ")
     trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
     monkeypatch.setenv(inductor.KNOB, "Inductor")
+    assert inductor.reason(kernel.generated, (x, x, x), {}) is None
+    monkeypatch.delenv(inductor.KNOB)
     assert inductor.reason(kernel.generated, (x, x, x), {}) is None
 
 
