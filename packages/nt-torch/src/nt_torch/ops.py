@@ -27,3 +27,21 @@ framework = TorchFramework()
 """The hook the ops are bound to."""
 
 __all__ = install(globals(), framework)
+
+
+def _traced_by_aot_autograd(names: list[str]) -> None:
+    """Have Dynamo record each op as one call (``torch._dynamo.nonstrict_trace``), which
+    AOTAutograd then traces: Dynamo guards every object it reads while it traces
+    Python, and the ops' checks, kernel lookup and launch routing read hundreds
+    (544 guards for ``rms_norm -> silu -> add``, against 43 for torch's ops: the
+    guards cost more per call than the block's kernels on the GPU).  The graph
+    is the same; eager calls pay one frame.  PyTorch without it traces them as before."""
+    mark = getattr(torch._dynamo, "nonstrict_trace", None)
+    if mark is None:
+        return
+    namespace = globals()
+    for name in names:
+        namespace[name] = mark(namespace[name])
+
+
+_traced_by_aot_autograd(__all__)
