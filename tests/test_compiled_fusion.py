@@ -33,6 +33,19 @@ def _rms(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
 
+def _rope(x: torch.Tensor, sin: torch.Tensor, cos: torch.Tensor, interleaved: bool) -> torch.Tensor:
+    """Pairs as complex numbers times ``cos + i sin`` (float64)."""
+    half = x.shape[-1] // 2
+    if interleaved:
+        pairs = torch.complex(x[..., 0::2], x[..., 1::2])
+    else:
+        pairs = torch.complex(x[..., :half], x[..., half:])
+    rotated = pairs * torch.complex(cos, sin)[None, :, None, :]
+    if interleaved:
+        return torch.stack((rotated.real, rotated.imag), dim=-1).flatten(-2)
+    return torch.cat((rotated.real, rotated.imag), dim=-1)
+
+
 CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[tuple[int, ...]]]] = {
     # name: (our op, its float64 reference, the input shapes)
     "add": (ops.add, torch.add, [(37, 65), (37, 65)]),
@@ -47,6 +60,16 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[tuple[int, .
         [(4, 48), (48,)],
     ),
     "softmax": (ops.softmax, lambda x: torch.softmax(x, -1), [(6, 257)]),
+    "rope, half-split": (
+        lambda x, sin, cos: ops.rotary_position_embedding(x, sin, cos, interleaved=False),
+        lambda x, sin, cos: _rope(x, sin, cos, False),
+        [(2, 5, 3, 16), (5, 8), (5, 8)],
+    ),
+    "rope, interleaved": (
+        ops.rotary_position_embedding,
+        lambda x, sin, cos: _rope(x, sin, cos, True),
+        [(1, 7, 2, 6), (7, 3), (7, 3)],
+    ),
     "softmax, dim 0": (
         lambda x: ops.softmax(x, dim=0),
         lambda x: torch.softmax(x, 0),
@@ -56,8 +79,9 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[tuple[int, .
 
 
 def _random(shape: tuple[int, ...], dtype: torch.dtype, transposed: bool) -> torch.Tensor:
-    if transposed and len(shape) >= 2:  # the same values, columns first in memory
-        return torch.randn(shape[::-1], dtype=torch.float64).to(dtype).transpose(0, -1)
+    if transposed and len(shape) >= 2:  # the first and last dimensions' strides swapped
+        swapped = (shape[-1], *shape[1:-1], shape[0])
+        return torch.randn(swapped, dtype=torch.float64).to(dtype).transpose(0, -1)
     return torch.randn(shape, dtype=torch.float64).to(dtype)
 
 

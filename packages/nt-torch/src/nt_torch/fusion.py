@@ -6,12 +6,12 @@ ops compile to three (a normalisation kernel, cuBLAS, one kernel for the
 activation and the residual).  So where Inductor is handed our kernels
 (:func:`nt_torch.inductor.reason` is None), a launch of a library kernel that
 only maps elements or rows (``add``, ``silu``, ``swiglu``, ``rms_norm``,
-``fused_add_rms_norm``, ``softmax``) is traced as the same computation in
-PyTorch's ops instead (:data:`COMPOSITES`), which Inductor lowers and fuses
-with its neighbours; products, attention, and every kernel of the user's keep
-being launched as our kernels.  Each composite computes as the kernel does:
-in float32, rounded once into the output the op allocated (``fused_add_rms_norm``
-normalises the sum as rounded).
+``fused_add_rms_norm``, ``softmax``, ``rotary_position_embedding``) is traced
+as the same computation in PyTorch's ops instead (:data:`COMPOSITES`), which
+Inductor lowers and fuses with its neighbours; products, attention, and every
+kernel of the user's keep being launched as our kernels.  Each composite
+computes as the kernel does: in float32, rounded once into the output the op
+allocated (``fused_add_rms_norm`` normalises the sum as rounded).
 
 Eager calls, Triton's interpreter, tensors off the GPU, ``torch.export`` and
 ``NINETOOTHED_COMPILED_LAUNCH=operator`` keep our kernels;
@@ -82,10 +82,27 @@ def _softmax(variant: Mapping[str, Any], input: Any, output: Any) -> None:
     output.copy_(torch.softmax(input.float(), dim=variant["dim"]))
 
 
+def _rotary_position_embedding(
+    variant: Mapping[str, Any], input: Any, sin: Any, cos: Any, output: Any
+) -> None:
+    sin, cos = sin.float()[None, :, None, :], cos.float()[None, :, None, :]
+    x = input.float()
+    if variant["interleaved"]:  # pairs (x[2i], x[2i + 1])
+        first, second = x[..., 0::2], x[..., 1::2]
+    else:  # pairs (x[i], x[i + D / 2])
+        first, second = x.chunk(2, dim=-1)
+    rotated = (first * cos - second * sin, first * sin + second * cos)
+    if variant["interleaved"]:
+        output.copy_(torch.stack(rotated, dim=-1).flatten(-2))
+    else:
+        output.copy_(torch.cat(rotated, dim=-1))
+
+
 COMPOSITES: dict[str, Composite] = {
     "add": _add,
     "fused_add_rms_norm": _fused_add_rms_norm,
     "rms_norm": _rms_norm,
+    "rotary_position_embedding": _rotary_position_embedding,
     "silu": _silu,
     "softmax": _softmax,
     "swiglu": _swiglu,
