@@ -255,3 +255,17 @@ def test_a_compiled_block_of_ops_guards_little() -> None:
     assert len(guards) < 200, len(guards)
     assert sum(counters["graph_break"].values()) == 0
     torch._dynamo.reset()
+
+
+def test_a_bad_call_of_an_op_fails_the_compile_with_its_message() -> None:
+    """Dynamo drops the error of a function it does not trace (the ops are
+    ``nonstrict_trace``-d) unless it is an ``IndexError``: the ops raise one that is
+    also a ``LaunchError``."""
+    x, sin = torch.randn(2, 3, 5, 16), torch.randn(5, 8)
+    compiled = torch.compile(ops.rotary_position_embedding, backend="aot_eager", fullgraph=True)
+    with pytest.raises(LaunchError, match=r"sin, cos of shape \(3, 8\); got \(5, 8\)"):
+        compiled(x, sin, sin)
+    with pytest.raises(LaunchError) as eager:
+        ops.rotary_position_embedding(x, sin, sin)
+    assert type(eager.value) is LaunchError  # eagerly, the op's own error
+    torch._dynamo.reset()

@@ -15,8 +15,13 @@ refuse such tensors with a clear error.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
+from ninetoothed.errors import LaunchError
 from ninetoothed.library.ops import install, kernels
 from nt_torch._framework import TorchFramework
 
@@ -27,6 +32,14 @@ framework = TorchFramework()
 """The hook the ops are bound to."""
 
 __all__ = install(globals(), framework)
+
+
+class _TracedLaunchError(LaunchError, IndexError):
+    """A :class:`~ninetoothed.errors.LaunchError` of an op traced under ``torch.compile``.
+
+    Dynamo reports any other exception of a ``nonstrict_trace``-d function as an
+    unsupported output type, dropping the error itself; an ``IndexError`` it lets
+    through, so a bad call fails the compile with the op's own message."""
 
 
 def _traced_by_aot_autograd(names: list[str]) -> None:
@@ -41,7 +54,22 @@ def _traced_by_aot_autograd(names: list[str]) -> None:
         return
     namespace = globals()
     for name in names:
-        namespace[name] = mark(namespace[name])
+        namespace[name] = mark(_with_traced_errors(namespace[name]))
+
+
+def _with_traced_errors(op: Callable[..., Any]) -> Callable[..., Any]:
+    """``op``, raising :class:`_TracedLaunchError` for its errors while it is compiled."""
+
+    @functools.wraps(op)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return op(*args, **kwargs)
+        except LaunchError as error:
+            if not torch.compiler.is_compiling() or isinstance(error, _TracedLaunchError):
+                raise
+            raise _TracedLaunchError(*error.args) from error
+
+    return checked
 
 
 _traced_by_aot_autograd(__all__)
