@@ -246,7 +246,7 @@ def test_a_compiled_block_of_ops_guards_little() -> None:
 
     torch._dynamo.reset()
     counters.clear()
-    x, weight = torch.randn(8, 32), torch.randn(32)
+    x, weight = torch.randn(8, 32, device=DEVICE), torch.randn(32, device=DEVICE)
     compiled = torch.compile(function, backend="aot_eager", fullgraph=True)
     expected = torch.nn.functional.silu(torch.nn.functional.rms_norm(x, (32,), weight, 1e-6)) + x
     torch.testing.assert_close(compiled(x, weight), expected, rtol=1e-5, atol=1e-5)
@@ -261,7 +261,7 @@ def test_a_bad_call_of_an_op_fails_the_compile_with_its_message() -> None:
     """Dynamo drops the error of a function it does not trace (the ops are
     ``nonstrict_trace``-d) unless it is an ``IndexError``: the ops raise one that is
     also a ``LaunchError``."""
-    x, sin = torch.randn(2, 3, 5, 16), torch.randn(5, 8)
+    x, sin = torch.randn(2, 3, 5, 16, device=DEVICE), torch.randn(5, 8, device=DEVICE)
     compiled = torch.compile(ops.rotary_position_embedding, backend="aot_eager", fullgraph=True)
     with pytest.raises(LaunchError, match=r"sin, cos of shape \(3, 8\); got \(5, 8\)"):
         compiled(x, sin, sin)
