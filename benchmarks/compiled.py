@@ -1,7 +1,8 @@
 """What a call of a small block costs compiled and eager: our ops against torch's.
 
-    python benchmarks/compiled.py                  # a CUDA machine (all sections below)
-    python benchmarks/compiled.py --rounds 20 --no-layer   # floors and fusion only
+    python benchmarks/compiled.py                  # a CUDA machine: floors, fusion, layer
+    python benchmarks/compiled.py --no-layer --no-fusion   # the floors only
+    python benchmarks/compiled.py --table          # and the per-variant host table
     python benchmarks/compiled.py --cpu-stub       # no GPU: our host cost, launches stubbed
     python benchmarks/compiled.py --cpu-stub --profile 25   # and where the time goes
 
@@ -9,23 +10,23 @@ The block (``support.blocks``) is ``rms_norm -> mm -> silu -> add`` on a (64, 25
 (weights (256,) and (256, 256)): ``nt_torch.ops`` eagerly, the same function
 under ``torch.compile(fullgraph=True)`` (default mode, and
 ``mode="reduce-overhead"``, CUDA graphs), and torch's own functions eagerly
-and compiled, the baseline.  Each row is the median of
-``triton.testing.do_bench`` (ms -> µs per call; a block this small is bound by
-the host, so this is mostly host time) and the host's own µs per call (a loop
-of calls, synchronised once).  Results are checked against torch's first.
+and compiled, the baseline.  Results are checked against torch's first.
 
-On the GPU three more sections follow.  *Floors*: the block's median time
-over interleaved rounds (each round times every variant once, in rotating
-order; ``--rounds``) for our ops eager, compiled (Inductor launching our
-kernels), compiled through the generic operator (the default; this benchmark sets
-``NINETOOTHED_COMPILED_LAUNCH=inductor`` for the other compiled variants of
-ours), with ``mode="reduce-overhead"``, and torch's
-compiled and reduce-overhead; then the ratios the project's floors bound.
-*Fusion*: what Inductor does around our ``mm`` (an element-wise prologue, an
+On the GPU: *Floors*: the block's median time over interleaved rounds (each
+round times every variant once, in rotating order; ``--rounds``) for our ops
+eager, compiled as by default (Inductor launching our ``mm`` and fusing the
+element-wise and row-wise ops, ``nt_torch.fusion``), compiled without that
+fusion (``NINETOOTHED_COMPILED_FUSION=off``), compiled through the generic
+operator (``NINETOOTHED_COMPILED_LAUNCH=operator``), with
+``mode="reduce-overhead"``, and torch's eager, compiled and reduce-overhead;
+then the ratios the project's floors bound.  *Fusion* (``--no-fusion`` skips
+it): what Inductor does around our ``mm`` (an element-wise prologue, an
 epilogue): the kernels its generated code launches and the times, against
-torch's ``mm`` (:mod:`compiled_fusion`).  *Decoder layer*: one Llama 3 8B
-decoder layer compiled with our ops against torch's, tokens per second
-(:mod:`compiled_layer`; ``--no-layer`` skips it).
+torch's ``mm`` (:mod:`compiled_fusion`).  *Decoder layer* (``--no-layer``
+skips it): one Llama 3 8B decoder layer compiled with our ops against
+torch's, tokens per second (:mod:`compiled_layer`).  ``--table`` adds, first,
+each variant's ``triton.testing.do_bench`` median and the host's own µs per
+call (a loop of calls, synchronised once).  The run's seconds are printed last.
 
 ``--cpu-stub`` runs on CPU tensors through :mod:`support.stub_gpu` (the GPU's
 fast path, launches recorded instead of run): host µs per call of the eager
@@ -56,14 +57,8 @@ ROWS, COLUMNS = 64, 256
 
 KNOB = "NINETOOTHED_COMPILED_LAUNCH"
 """Which path compiled calls of ours take (``nt_torch.inductor``)."""
-
-
-def torch_block(x: Any, weight: Any, b: Any) -> Any:
-    """The same block in torch's functions."""
-    import torch
-
-    h = torch.nn.functional.rms_norm(x, (x.shape[-1],), weight, 1e-6)
-    return torch.nn.functional.silu(h @ b) + x
+FUSION = "NINETOOTHED_COMPILED_FUSION"
+"""Whether Inductor computes our element-wise and row-wise ops itself (``nt_torch.fusion``)."""
 
 
 def empty(x: Any, weight: Any, b: Any) -> Any:
@@ -106,7 +101,7 @@ def gpu_rows(calls: int) -> list[tuple[str, float, float]]:
     """(name, do_bench median µs, host µs) per variant, on the GPU."""
     import torch
     import triton
-    from support.blocks import block
+    from support.blocks import block, torch_block
 
     args = inputs("cuda")
     variants = {
@@ -148,29 +143,32 @@ FLOORS = (
 """(what, numerator, denominator, floor): the ratios of medians the project bounds."""
 
 
-def generic(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` compiled with every kernel call on the generic operator (the knob is
-    read while tracing, so the first calls happen with it set)."""
+def with_setting(function: Callable[..., Any], name: str, value: str) -> Callable[..., Any]:
+    """``function`` compiled with the environment variable ``name`` set to ``value`` while
+    it is traced (the setting is read then, so the first calls happen with it set)."""
     import torch
 
-    def through_the_operator(*args: Any) -> Any:  # its own code object: its own cache
+    def under_the_setting(*args: Any) -> Any:  # its own code object: its own cache
         return function(*args)
 
-    compiled_function = torch.compile(through_the_operator, fullgraph=True)
+    compiled_function = torch.compile(under_the_setting, fullgraph=True)
 
     def call(*args: Any) -> Any:
         return compiled_function(*args)
 
     # Nothing of this compile may be cached: AOTAutograd's cache keys on Dynamo's graph,
-    # which is the same for both paths, and would hand one path's result to the other.
-    previous = os.environ.get(KNOB)
-    os.environ[KNOB] = "operator"
+    # which is the same whatever the setting, and would hand one setting's code to another.
+    previous = os.environ.get(name)
+    os.environ[name] = value
     try:
         with torch._functorch.config.patch(enable_autograd_cache=False):
             for _ in range(3):
                 call(*inputs("cuda"))
     finally:
-        os.environ[KNOB] = previous or "operator"
+        if previous is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = previous
     return call
 
 
@@ -180,14 +178,16 @@ def floor_medians(rounds: int) -> dict[str, float]:
 
     import torch
     from measure import Clock, interleaved_rounds
-    from support.blocks import block
+    from support.blocks import block, torch_block
 
     args = inputs("cuda")
     variants = {
         "ours, eager": block,
         "ours, compiled": compiled(block),
-        "ours, compiled (generic operator)": generic(block),
+        "ours, compiled (no fusion)": with_setting(block, FUSION, "off"),
+        "ours, compiled (generic operator)": with_setting(block, KNOB, "operator"),
         "ours, reduce-overhead": compiled(block, mode="reduce-overhead"),
+        "torch, eager": torch_block,
         "torch, compiled": compiled(torch_block),
         "torch, reduce-overhead": compiled(torch_block, mode="reduce-overhead"),
     }
@@ -274,27 +274,36 @@ def main() -> None:
     parser.add_argument("--cpu-stub", action="store_true", help="no GPU: launches stubbed")
     parser.add_argument("--calls", type=int, default=500, help="calls per host-time loop")
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N (--cpu-stub)")
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (floors)")
+    parser.add_argument(
+        "--rounds", type=int, default=15, help="interleaved rounds (half for fusion, layer)"
+    )
+    parser.add_argument("--table", action="store_true", help="the per-variant host table")
+    parser.add_argument("--no-fusion", action="store_true", help="skip the fusion section")
     parser.add_argument("--no-layer", action="store_true", help="skip the decoder layer")
     options = parser.parse_args()
+    began = time.perf_counter()
     if options.cpu_stub:
         os.environ.setdefault("TRITON_INTERPRET", "1")  # kernels are made as on the CPU
         rows, profile = stub_rows(options.calls, options.profile)
         text = table(rows, "the CPU, launches stubbed (support.stub_gpu)") + "\n" + profile
     else:
-        # Every compiled variant of ours but the generic operator's: Inductor launches.
-        os.environ[KNOB] = "inductor"
         import compiled_fusion
         import compiled_layer
         import torch
 
-        sections = [
-            table(gpu_rows(options.calls), torch.cuda.get_device_name()),
-            floor_table(floor_medians(options.rounds), options.rounds),
-            compiled_fusion.report(options.rounds),
-        ]
+        for name in (KNOB, FUSION):  # the defaults; variants that differ set their own
+            os.environ.pop(name, None)
+        sections = []
+        if options.table:
+            sections.append(table(gpu_rows(options.calls), torch.cuda.get_device_name()))
+        sections.append(floor_table(floor_medians(options.rounds), options.rounds))
+        # The fusion and layer sections' variants take longer each: fewer rounds.
+        rounds = max(5, options.rounds // 2)
+        if not options.no_fusion:
+            sections.append(compiled_fusion.report(rounds))
         if not options.no_layer:
-            sections.append(compiled_layer.report(options.rounds))
+            sections.append(compiled_layer.report(rounds))
+        sections.append(f"{torch.cuda.get_device_name()}: {time.perf_counter() - began:.0f} s")
         text = "\n\n".join(sections)
     print(text)
     out = os.environ.get("OUT")

@@ -1,4 +1,5 @@
-"""Shared fixtures: the ``framework`` parametrisation of kernel tests, and ``counted``.
+"""Shared fixtures: the ``framework`` parametrisation of kernel tests, ``counted`` and
+``as_on_gpu``.
 
 ``framework`` runs a test once per framework: ``torch``, ``paddle`` and
 ``jax``.  A framework whose package is not installed is skipped with a
@@ -9,6 +10,7 @@ is not installed, runs the matrix.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -53,3 +55,24 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     monkeypatch.setattr(Adapter, "bind", counted_bind)
     monkeypatch.setattr(FastLauncher, "launch_bound", counted_plan)
     return seen
+
+
+@pytest.fixture
+def as_on_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Compiled calls as on the GPU, on the CPU: Triton's JIT mode, the hand-over to
+    Inductor on and CPU tensors taken for GPU ones; yields a list for traced graphs
+    (``support.traced_graphs.trace``); Dynamo starts afresh, its counters at zero."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from nt_torch import inductor
+
+    torch._dynamo.reset()
+    counters.clear()
+
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    monkeypatch.setenv(inductor.KNOB, "inductor")
+    monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
+    graphs: list[Any] = []
+    yield graphs
+    torch._dynamo.reset()

@@ -233,3 +233,39 @@ def test_new_sizes_recompile_once_not_per_call(poisoned: None) -> None:
             result, reference(*inputs).float(), rtol=TOLERANCE, atol=TOLERANCE
         )
     assert counters["stats"]["unique_graphs"] == 2, dict(counters["stats"])
+
+
+def test_a_compiled_block_of_ops_guards_little() -> None:
+    """Dynamo records each op as one call (``nonstrict_trace``) instead of tracing its
+    Python, so a compiled call checks a few guards, not one per object the ops read
+    (544 for these three ops when Dynamo traced them; torch's own ops: 43)."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    def function(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+        return ops.add(ops.silu(ops.rms_norm(x, weight)), x)
+
+    torch._dynamo.reset()
+    counters.clear()
+    x, weight = torch.randn(8, 32, device=DEVICE), torch.randn(32, device=DEVICE)
+    compiled = torch.compile(function, backend="aot_eager", fullgraph=True)
+    expected = torch.nn.functional.silu(torch.nn.functional.rms_norm(x, (32,), weight, 1e-6)) + x
+    torch.testing.assert_close(compiled(x, weight), expected, rtol=1e-5, atol=1e-5)
+    (entry,) = _debug_get_cache_entry_list(function.__code__)
+    guards = str(entry.guard_manager).splitlines()
+    assert len(guards) < 200, len(guards)
+    assert sum(counters["graph_break"].values()) == 0
+    torch._dynamo.reset()
+
+
+def test_a_bad_call_of_an_op_fails_the_compile_with_its_message() -> None:
+    """Dynamo drops the error of a function it does not trace (the ops are
+    ``nonstrict_trace``-d) unless it is an ``IndexError``: the ops raise one that is
+    also a ``LaunchError``."""
+    x, sin = torch.randn(2, 3, 5, 16, device=DEVICE), torch.randn(5, 8, device=DEVICE)
+    compiled = torch.compile(ops.rotary_position_embedding, backend="aot_eager", fullgraph=True)
+    with pytest.raises(LaunchError, match=r"sin, cos of shape \(3, 8\); got \(5, 8\)"):
+        compiled(x, sin, sin)
+    with pytest.raises(LaunchError) as eager:
+        ops.rotary_position_embedding(x, sin, sin)
+    assert type(eager.value) is LaunchError  # eagerly, the op's own error
+    torch._dynamo.reset()

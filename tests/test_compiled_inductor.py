@@ -11,7 +11,6 @@ GPU tests' part (``tests/test_compiled_inductor_gpu.py``).
 from __future__ import annotations
 
 import dis
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,24 +25,12 @@ import ninetoothed
 import nt_torch
 from ninetoothed import Tensor
 from ninetoothed.library import pinned_block_sizes
-from nt_torch import inductor
+from nt_torch import fusion, inductor
 from nt_triton.emitted import emitted_function
 
 pytestmark = pytest.mark.interpreter_only  # CPU tensors posing as GPU ones
 
 BLOCK = ninetoothed.block_size()
-
-
-@pytest.fixture
-def as_on_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Triton's JIT mode, the hand-over opted in and CPU tensors taken for GPU ones;
-    yields the traced graphs."""
-    monkeypatch.setenv("TRITON_INTERPRET", "0")
-    monkeypatch.setenv(inductor.KNOB, "inductor")
-    monkeypatch.setattr(inductor, "DEVICE_TYPES", ("cuda", "cpu"))
-    graphs: list[Any] = []
-    yield graphs
-    torch._dynamo.reset()
 
 
 def _add_kernel() -> Any:
@@ -72,7 +59,10 @@ def test_a_kernel_call_becomes_a_user_triton_kernel(as_on_gpu: list[Any]) -> Non
     assert sum(counters["graph_break"].values()) == 0
 
 
-def test_the_library_block_launches_four_user_kernels(as_on_gpu: list[Any]) -> None:
+def test_the_library_block_launches_four_user_kernels_without_fusion(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(fusion.KNOB, "off")  # with it, see test_compiled_fusion.py
     x, weight, b = torch.randn(40, 48), torch.randn(48), torch.randn(48, 48)
     with pinned_block_sizes(16):
         trace(as_on_gpu, block, (x, weight, b), fullgraph=True)
@@ -119,11 +109,6 @@ def test_dynamic_shapes_trace_once_per_alignment_of_the_sizes(as_on_gpu: list[An
     assert len(as_on_gpu) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Kernel._dispatch stores the adapter it found while Dynamo traces: the "
-    "store is replayed after the graph runs and the guard on the table then fails",
-)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_a_graph_that_runs_is_not_compiled_again_for_a_new_kernel(backend: str) -> None:
     """Dynamo replays a store it traced once the graph has run: a table of the kernel
@@ -149,6 +134,7 @@ def test_gradients_trace_user_kernels_forward_and_backward(
     def function(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return ops.silu(ops.mm(a, b)).sum()
 
+    monkeypatch.setenv(fusion.KNOB, "off")  # silu's kernel too
     a = torch.randn(32, 16, requires_grad=True)
     b = torch.randn(16, 32, requires_grad=True)
     with pinned_block_sizes(16):
@@ -196,22 +182,21 @@ def test_tensors_off_the_gpu_keep_the_generic_operator(as_on_gpu: list[Any]) -> 
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
 
 
-@pytest.mark.parametrize("value", [None, "operator", "anything"])
-def test_the_generic_operator_is_the_default_and_the_knob_keeps_it(
-    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch, value: str | None
+@pytest.mark.parametrize("value", ["operator", "anything"])
+def test_the_knob_keeps_the_generic_operator(
+    as_on_gpu: list[Any], monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
-    """The hand-over is opt-in: only ``inductor`` gives it."""
-    if value is None:
-        monkeypatch.delenv(inductor.KNOB)
-    else:
-        monkeypatch.setenv(inductor.KNOB, value)
+    """The hand-over is the default: any value of the knob but ``inductor`` turns it off."""
+    monkeypatch.setenv(inductor.KNOB, value)
     kernel = _add_kernel()
     x = torch.randn(10)
     why = inductor.reason(kernel.generated, (x, x, x), {})
-    assert why is not None and why.startswith(f"{inductor.KNOB}={value or 'operator'} ")
+    assert why is not None and why.startswith(f"{inductor.KNOB}={value} ")
     trace(as_on_gpu, _added(kernel), (x, x), fullgraph=True)
     assert "auto_functionalized" in as_on_gpu[0].code and not launches(as_on_gpu[0])
     monkeypatch.setenv(inductor.KNOB, "Inductor")
+    assert inductor.reason(kernel.generated, (x, x, x), {}) is None
+    monkeypatch.delenv(inductor.KNOB)
     assert inductor.reason(kernel.generated, (x, x, x), {}) is None
 
 

@@ -1,10 +1,12 @@
 """On a GPU, Inductor launches our kernels itself (``nt_torch.inductor``).
 
 Run with ``python3 tools/gpu_tests.py tests/test_compiled_inductor_gpu.py``
-(``NT_TEST_GPU=1``); the hand-over is opted in here (``NINETOOTHED_COMPILED_LAUNCH
-=inductor``).  Each compiled function's generated code must launch our
-Triton kernels, with no ``ninetoothed::launch`` and no ``auto_functionalized``
-left, zero graph breaks, results against float64 references, gradients equal
+(``NT_TEST_GPU=1``); the hand-over is the default, which these tests run
+(``NINETOOTHED_COMPILED_LAUNCH`` unset).  Each compiled function's generated
+code must launch our Triton kernels (our element-wise and row-wise library
+kernels fused by Inductor instead: ``nt_torch.fusion``), with no
+``ninetoothed::launch`` and no ``auto_functionalized`` left, no more launches
+than torch's ops compiled, zero graph breaks, results against float64 references, gradients equal
 to eager ones, CUDA graphs under ``mode="reduce-overhead"``, and dynamic
 shapes without one recompile per call.
 """
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 import torch
 from support.base import ON_GPU
-from support.blocks import block, reference
+from support.blocks import block, reference, torch_block
 from support.traced_graphs import kernel_of, launches, trace
 from support.tutorial import add
 from support.tutorial import differentiable as examples
@@ -27,7 +29,7 @@ from torch._inductor.utils import run_and_get_code
 import ninetoothed
 import nt_torch
 from ninetoothed import Tensor
-from nt_torch import inductor, ops
+from nt_torch import fusion, inductor, ops
 
 pytestmark = [
     pytest.mark.gpu,
@@ -37,12 +39,13 @@ pytestmark = [
 
 @pytest.fixture(autouse=True)
 def fresh_compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The hand-over opted in (``NINETOOTHED_COMPILED_LAUNCH=inductor``), and every
+    """The hand-over as by default (``NINETOOTHED_COMPILED_LAUNCH`` unset), and every
     compile traces: a graph found in PyTorch's compile caches (AOTAutograd's,
     Inductor's: kept on disk from an earlier run, keyed by Dynamo's graph, which
     either path shares) skips the trace, and with it the rule and the tuning on
     stand-ins these tests check."""
-    monkeypatch.setenv(inductor.KNOB, "inductor")
+    monkeypatch.delenv(inductor.KNOB, raising=False)
+    monkeypatch.delenv(fusion.KNOB, raising=False)
     with torch.compiler.config.patch(force_disable_caches=True):
         yield
 
@@ -71,7 +74,8 @@ def _assert_emitted(code: str, names: list[str]) -> None:
         assert f"def {name}(" in code, f"{name} is not among Inductor's kernels"
 
 
-def test_the_block_is_launched_by_inductor_and_matches() -> None:
+def test_the_block_is_launched_by_inductor_and_matches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(fusion.KNOB, "off")  # every kernel ours
     inputs = _inputs()
     block(*inputs)  # eagerly first: tunes (the compiled trace reads the same table)
     result, codes = run_and_get_code(_compiled(block), *inputs)
@@ -80,9 +84,31 @@ def test_the_block_is_launched_by_inductor_and_matches() -> None:
     assert sum(counters["graph_break"].values()) == 0
 
 
-def test_only_the_outputs_are_written() -> None:
+def _launches(code: str) -> int:
+    """Kernel launches in Inductor's generated code: Triton kernels' and cuBLAS's."""
+    return code.count(".run(") + code.count("extern_kernels.")
+
+
+def test_the_block_fuses_around_our_mm_as_torchs_does() -> None:
+    """rms_norm, silu and add fused by Inductor, our mm launched by it: no more launches
+    than torch's ops compiled."""
+    inputs = _inputs()
+    block(*inputs)
+    result, codes = run_and_get_code(_compiled(block), *inputs)
+    _check(result, inputs)
+    code = "\n".join(codes)
+    _assert_emitted(code, ["mm_kernel"])
+    for name in ("rms_norm_kernel", "silu_kernel", "add_kernel"):
+        assert f"def {name}(" not in code, name
+    _, theirs = run_and_get_code(_compiled(torch_block), *inputs)
+    assert _launches(code) <= _launches("\n".join(theirs)), (code, theirs)
+    assert sum(counters["graph_break"].values()) == 0
+
+
+def test_only_the_outputs_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
     """Inductor reads from the kernels' Triton IR which arguments they write: only the
     outputs, so no input is copied around a launch."""
+    monkeypatch.setenv(fusion.KNOB, "off")
     inputs = _inputs()
     graphs: list[Any] = []
     trace(graphs, block, inputs, fullgraph=True)
@@ -110,11 +136,6 @@ def test_a_first_call_inside_compile_tunes_once_on_stand_ins() -> None:
     assert len(tuner.chosen) == 1  # the eager call read the same choice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a kernel first called inside the compiled function compiles it twice "
-    "(see test_compiled_inductor.py's test_a_graph_that_runs_is_not_compiled_again...)",
-)
 def test_dynamic_shapes_compile_once_per_alignment() -> None:
     kernel = ninetoothed.make(add.arrangement, add.application, (Tensor(1),) * 3)
 
@@ -156,7 +177,7 @@ def test_gradients_match_eager() -> None:
     torch.testing.assert_close(result, expected, rtol=2e-3, atol=2e-3)
     for x, y in zip(got, want, strict=True):
         torch.testing.assert_close(x, y, rtol=2e-3, atol=2e-3)
-    _assert_emitted("\n".join(codes), ["mm_kernel", "silu_kernel"])
+    _assert_emitted("\n".join(codes), ["mm_kernel"])  # silu and its gradient fused
     assert sum(counters["graph_break"].values()) == 0
 
 

@@ -15,22 +15,27 @@ computed by the kernel's host function on the traced sizes: with
 ``dynamic=True`` they are symbolic, and the graph serves every size that
 keeps the kernel's constexprs (size alignments, whole-row tile sizes).
 
+A library kernel that only maps elements or rows is handed over as the same
+computation in PyTorch's ops instead, which Inductor fuses with its
+neighbours (:mod:`nt_torch.fusion`; ``NINETOOTHED_COMPILED_FUSION=off`` keeps
+the kernel).
+
 The configuration is the one eager calls use.  Tracing has no data, so a
 call whose tuning key has no configuration yet (remembered or persisted) is
 tuned right there, once, by an eager call on stand-in tensors of the same
 shapes, strides and dtypes (:func:`_tune_on_stand_ins`), before anything is
 captured; the choice goes to the same table as eager calls'.
 
-The hand-over is opt-in, ``NINETOOTHED_COMPILED_LAUNCH=inductor``: a failure
-after it (in Inductor's own compile of the kernel) can no longer fall back,
-and the path has yet to pass every GPU check.  Otherwise, and where the kernel
-cannot be handed over, the rule leaves the node to functionalisation
-(``auto_functionalized``: the operator's implementation launches through the
-eager fast path when the graph runs).  :func:`reason` says why, checked in
-this order: the knob not ``inductor``, a PyTorch without ``wrap_triton``,
-Triton's interpreter, jagged parameters, tensors off the GPU, sizes or
-scalars known only at run time (data-dependent: no hint), and
-``torch.export`` (which keeps custom operators).  A source Inductor could
+The hand-over is the default; ``NINETOOTHED_COMPILED_LAUNCH=operator`` turns
+it off (a failure after it, in Inductor's own compile of the kernel, can no
+longer fall back).  Where it is off, and where the kernel cannot be handed
+over, the rule leaves the node to functionalisation (``auto_functionalized``:
+the operator's implementation launches through the eager fast path when the
+graph runs).  :func:`reason` says why, checked in this order: the knob set
+to anything but ``inductor``, a PyTorch without ``wrap_triton``, Triton's
+interpreter, jagged parameters, tensors off the GPU, sizes or scalars known
+only at run time (data-dependent: no hint), and ``torch.export`` (which keeps
+custom operators).  A source Inductor could
 not paste unchanged into its generated module
 (:class:`nt_triton.emitted.NotEmbeddable`) keeps the generic operator too, with
 a warning.
@@ -49,12 +54,13 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import cuda_index
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
+from nt_torch import fusion
 from nt_torch._tensor_info import tensor_info
 
 __all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule", "use_adapter"]
 
 KNOB = "NINETOOTHED_COMPILED_LAUNCH"
-"""``inductor``: Inductor launches the kernel where it can; unset or anything else
+"""Unset or ``inductor``: Inductor launches the kernel where it can; anything else
 (``operator``): every compiled call keeps the generic operator."""
 
 DEVICE_TYPES = ("cuda",)
@@ -77,11 +83,23 @@ def rule(kernel_call: KernelCall) -> Callable[..., Any]:
             return NotImplemented
         kernel, call_args, call_kwargs = kernel_call(args, kwargs)
         with mode:
-            if _emitted(kernel, call_args, call_kwargs):
+            if _handed_over(kernel, call_args, call_kwargs):
                 return None
         return mode.__torch_dispatch__(op, types, args, kwargs)
 
     return decompose
+
+
+def _handed_over(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether Inductor gets the call: as PyTorch's ops where the library kernel has them
+    (:mod:`nt_torch.fusion`), else as the kernel itself (:func:`emit`)."""
+    if reason(kernel, args, kwargs) is not None:
+        return False
+    composite = fusion.composite(kernel)
+    if composite is not None:
+        composite(*args)  # the symbols (block sizes) do not change what it computes
+        return True
+    return _emitted(kernel, args, kwargs)
 
 
 def _emitted(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -128,7 +146,7 @@ def emit(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, An
 def reason(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> str | None:
     """Why this call keeps the generic operator under ``torch.compile``; None where
     Inductor can launch the kernel (see the module docstring)."""
-    mode = os.environ.get(KNOB, "operator").strip().lower()
+    mode = os.environ.get(KNOB, "inductor").strip().lower()
     if mode != "inductor":
         return f"{KNOB}={mode} (the generic operator; 'inductor' hands the kernel over)"
     if not hasattr(torch.library, "wrap_triton"):

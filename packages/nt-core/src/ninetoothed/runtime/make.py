@@ -90,9 +90,12 @@ class Kernel:
                 break
         if adapter is None:
             adapter = plugins.adapter_for_arguments(args)
-            for argument in args:
-                if adapter.recognizes(argument):
-                    self._adapters[type(argument)] = adapter
+            # Not while a compiler traces: Dynamo replays a traced store once the graph
+            # has run, and its guard on this (then changed) table would fail the next call.
+            if not adapter.tracing():
+                for argument in args:
+                    if adapter.recognizes(argument):
+                        self._adapters[type(argument)] = adapter
         return adapter.call(self.generated, args, kwargs)
 
     def _install_fast_path(self, args: tuple[Any, ...]) -> None:
@@ -105,10 +108,12 @@ class Kernel:
         Dynamo traces a call of the instance only through an ordinary ``__call__``.
         """
         adapter = next((a for a in map(self._adapters.get, map(type, args)) if a), None)
-        if adapter is not None and adapter.tracing():
+        if adapter is None:  # none kept: this call was traced, or its adapter is new
+            adapter = plugins.adapter_for_arguments(args)
+        if adapter.tracing():
             return  # a compiler traces this call: install on an eager one
         self._fast_tried = True
-        if adapter is None or self.generated.interpreting:
+        if self.generated.interpreting:
             return
         launcher = adapter.launcher(self.generated, self._missed)
         if launcher is None:

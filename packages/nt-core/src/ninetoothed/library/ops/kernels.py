@@ -25,13 +25,15 @@ from typing import Any
 from ninetoothed.arrangement.symbol import Symbol
 from ninetoothed.runtime.make import Kernel, make
 
-__all__ = ["kernel", "made", "pinned", "pinned_block_sizes", "variant_name"]
+__all__ = ["kernel", "made", "origin", "pinned", "pinned_block_sizes", "variant_name"]
 
 _PINNED: list[int | None] = [None]
 """The pinned block size (a plain list, which ``torch.compile`` traces; a
 ``ContextVar`` it cannot)."""
 _KERNELS: dict[tuple[Any, ...], Kernel] = {}
 _NAMES: dict[tuple[Any, ...], str] = {}
+_ORIGINS: dict[str, tuple[str, dict[str, Any]]] = {}
+"""Generated source path -> (kernel module's short name, variant): see :func:`origin`."""
 
 
 class _Made:
@@ -83,6 +85,7 @@ def variant_name(module: ModuleType, variant: tuple[tuple[str, Any], ...]) -> st
         setattr(_MADE, name, found)
         _KERNELS[key] = found
         _NAMES[key] = name
+        _ORIGINS[found.source_path] = (module.__name__.rsplit(".", 1)[-1], dict(variant))
     return name
 
 
@@ -96,6 +99,14 @@ def _make(module: ModuleType, variant: dict[str, Any], pinned: int | None) -> Ke
     if pinned is not None:  # the pinned sizes replace any configurations given
         options.pop("configs", None)
     return make(arrangement, premade.application, premade.tensors, name=name, **options)
+
+
+def origin(source_path: str) -> tuple[str, dict[str, Any]] | None:
+    """The library kernel module (its short name, ``"rms_norm"``) and the variant
+    (``premake``'s arguments) the kernel generated at ``source_path`` was made for;
+    None for a kernel the library did not make.  A compiler that computes some
+    kernels' work its own way (``nt_torch.fusion``) finds out what a launch does."""
+    return _ORIGINS.get(source_path)
 
 
 def made(op: str | None = None) -> list[Kernel]:
