@@ -78,12 +78,16 @@ step "first call, 1 rank against 2 ranks together" 300 "$LOGS/first_call.txt" \
     --rounds "${NT_FIRST_CALL_ROUNDS:-3}" --alone --timeout 60 --jsonl "$LOGS/first_call.jsonl"
 
 fresh_caches "$WORK/tests"
-step "tests" 200 "$LOGS/tests.log" env NT_TEST_GPU=1 python3 -m pytest -q -rs -p no:cacheprovider \
-    -m "not interpreter_only" \
-    tests/test_tensor_parallel.py tests/test_jax_sharded.py tests/test_multi_gpu.py \
-    tests/test_tuning_together.py \
+# -v names each test as it starts: a test cut off by the step's limit is the
+# last name without an outcome.  JAX's sharded test has a step of its own (its
+# child compiles and tunes every kernel for jax-triton on cold caches).
+step "tests" 200 "$LOGS/tests.log" env NT_TEST_GPU=1 python3 -m pytest -v -rs -p no:cacheprovider \
+    -p no:logging --durations=10 -m "not interpreter_only" \
+    tests/test_tensor_parallel.py tests/test_multi_gpu.py tests/test_tuning_together.py \
     "tests/test_launch_gpu.py::test_launches_on_the_arguments_device_and_its_current_stream" \
     "tests/test_shared_cache.py::test_eight_processes_on_the_gpus_make_and_compile_each_kernel_once"
+step "JAX sharded test" 240 "$LOGS/tests.log" env NT_TEST_GPU=1 python3 -m pytest -v -rs \
+    -p no:cacheprovider -p no:logging --durations=3 -m "not interpreter_only" tests/test_jax_sharded.py
 
 # Tokens/s of the tensor-parallel block (half the 8B dimensions), ranks tuning together.
 fresh_caches "$WORK/bench"
@@ -96,7 +100,7 @@ rm -rf "$WORK"
 {
     echo
     echo "== tests"
-    grep -E "passed|failed|error|SKIPPED" "$LOGS/tests.log" | tail -15
+    grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|error|^tests/.*::" "$LOGS/tests.log" | tail -30
     echo "== first call of mm 4096^3 (slowest rank's seconds; same configuration on every rank)"
     cat "$LOGS/first_call.txt"
     echo "== tensor-parallel block, tokens/s"
