@@ -96,18 +96,20 @@ class Memo:
             parts = [self._part(value, identities) for value in args]
             if kwargs:
                 parts += [(name, self._part(v, identities)) for name, v in kwargs.items()]
-        except _Unknown:
-            return None
-        except Exception:  # a value the hook cannot read: the op's own error, if any
+        except Exception:  # no signature, or one the hook cannot read: the full path
             return None
         # Which tensors are one and the same object (``add(x, x)``): a plan repeats
         # the recorded arguments by position.
         if len(set(identities)) != len(identities):
             parts.append(tuple(identities.index(i) for i in identities))
-        parts.append(tuple(setting[0] for setting in SETTINGS))
+        parts.append(tuple([setting[0] for setting in SETTINGS]))
         return tuple(parts)
 
     def _part(self, value: Any, identities: list[int]) -> Hashable:
+        signature = self._signature(value)  # type: ignore[misc]
+        if signature is not None:  # a tensor, the usual argument: asked first
+            identities.append(id(value))
+            return signature
         kind = type(value)
         if kind in _SCALARS:
             return (kind, value)
@@ -115,11 +117,7 @@ class Memo:
             return (kind, value.hex())
         if kind is tuple or kind is list:
             return (kind, tuple(self._part(item, identities) for item in value))
-        signature = self._signature(value)  # type: ignore[misc]
-        if signature is None:
-            raise _Unknown
-        identities.append(id(value))
-        return signature
+        raise _Unknown
 
 
 class _Unknown(Exception):
