@@ -288,3 +288,26 @@ def test_unplanned_signatures_keep_the_full_path():
     for _ in range(4):
         memo((np.ones(3),), {})
     assert len(calls) == 4
+
+
+def test_traced_calls_take_the_full_path_and_plan_nothing():
+    jax = pytest.importorskip("jax")
+    from nt_jax import ops
+
+    memo = next(
+        m for m in list(_memo._MEMOS) if m._framework is ops.framework and _named(m, "swiglu")
+    )
+    memo._plans.clear()
+    jitted = jax.jit(ops.swiglu)  # no backward: traced arguments reach the memo
+    for length in (8, 8, 9):
+        x, y = random((length,), "float32"), random((length,), "float32")
+        expected = f64(x) * f64(y) / (1 + np.exp(-f64(y)))
+        assert_close(jitted(x, y), expected, "float32")
+    assert not memo._plans  # tracers have no signature
+    concrete = jax.numpy.asarray(random((8,), "float32"))
+    ops.swiglu(concrete, concrete)
+    assert len(memo._plans) == 1  # a concrete call is remembered
+
+
+def _named(memo: _memo.Memo, name: str) -> bool:
+    return getattr(memo._operation, "__name__", None) == name
