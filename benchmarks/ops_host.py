@@ -105,7 +105,7 @@ def table(cases_found: list[Case], rounds: int, count: int) -> list[str]:
     for title, _, _ in cases_found:
         ours_us = times[f"ours: {title}"]
         torch_us = times.get(f"torch: {title}")
-        ratio = "-" if torch_us is None else f"{_median(torch_us) / _median(ours_us):.3f}"
+        ratio = "-" if torch_us is None else f"{_median(torch_us) / _median(ours_us):.3g}"
         lines.append(f"| {title} | {_spread(ours_us)} | {_spread(torch_us)} | {ratio} |")
     return lines
 
