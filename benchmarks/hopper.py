@@ -30,6 +30,11 @@ Sections, float16 random inputs (``fp8``: float8), in this order:
 - ``rows``: ``rms_norm`` and half-split ``rotary_position_embedding`` of 1, 16
   and 64 tokens (hidden size 4096; 32 heads of 128) against torch's
   ``F.rms_norm`` and torch operations.
+- ``host``: the host's cost per call of ``ops.add`` (4096 elements) against
+  ``torch.add``, of ``mm`` and ``rms_norm`` at decoding shapes, and of sdpa at
+  decoding shapes (4k and 32k keys) against torch's, as ratios
+  (``benchmarks/ops_host.py``, whose method it follows: calls back to back,
+  host time only; ``--smoke``: small shapes under the interpreter).
 
 Method: each implementation's first call (compile and tuning included) is
 timed and its output checked against torch in float32 (relative error at most
@@ -67,7 +72,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from measure import Clock, Result, first_call, interleaved_rounds  # noqa: E402
 
-SECTIONS = ("prefill", "decode", "fp8", "configs", "gemm", "rows")
+SECTIONS = ("prefill", "decode", "fp8", "configs", "gemm", "rows", "host")
 """In the order they run: the issue's floors first."""
 TOLERANCE = 5e-3
 FIRST_CALL_LIMIT = 120.0
@@ -403,10 +408,27 @@ def main(argv: list[str]) -> int:
         if args.out is not None:
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "hopper.json").write_text(json.dumps(report, indent=1))
+    if "host" in wanted:
+        report.append(_host(device, args))
+        if args.out is not None:
+            (args.out / "hopper.json").write_text(json.dumps(report, indent=1))
     if skipped:
         print(f"\nskipped past the {args.budget:g} s budget: " + "; ".join(skipped))
     print(f"\n{time.perf_counter() - began:.0f} s in all")
     return status
+
+
+def _host(device: str, args: argparse.Namespace) -> dict[str, object]:
+    """The ``host`` section: printed, and returned for the JSON."""
+    import ops_host
+
+    calls, rounds = (2, args.rounds) if args.smoke else (100, max(args.rounds, 5))
+    found = list(ops_host.cases(device, stub=False, small=args.smoke))
+    lines = ops_host.table(found, rounds, calls)
+    print(f"\n## host (us per call, {calls} calls a round)\n\n" + "\n".join(lines), flush=True)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+    return {"section": "host", "rows": lines}
 
 
 def _record(case: Case, results: dict[str, Result]) -> dict[str, object]:

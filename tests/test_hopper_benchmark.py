@@ -25,8 +25,18 @@ def test_every_section_runs_checks_and_times_each_implementation(tmp_path: Path)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "hopper.json").read_text())
     assert [case["section"] for case in report] == (
-        ["prefill"] * 2 + ["decode"] * 2 + ["fp8"] * 2 + ["configs"] + ["gemm"] * 2 + ["rows"] * 4
+        ["prefill"] * 2
+        + ["decode"] * 2
+        + ["fp8"] * 2
+        + ["configs"]
+        + ["gemm"] * 2
+        + ["rows"] * 4
+        + ["host"]
     )
+    host = report.pop()["rows"]
+    for case in ("add (64,)", "sdpa decode 1 x 32/8 heads, 128 keys"):
+        row = next(line for line in host if line.startswith(f"| {case} |"))
+        assert float(row.rsplit("|", 2)[-2]) > 0, row  # a ratio against torch, in the same run
     for case in report:
         implementations = case["implementations"]
         assert "torch" in implementations and len(implementations) >= 2, case

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from ninetoothed.library.ops import _memo
 from ninetoothed.library.ops import kernels as library
 from ninetoothed.runtime import plugins
 from ninetoothed.runtime.hookspecs import HostReads
@@ -97,8 +98,9 @@ def stubbed_gpu(record: bool = True) -> Iterator[Launches]:
 
 def _forget() -> None:
     """Drop what remembers a launch path: compiled functions, the operator's entries, the
-    adapter's fast launchers."""
+    adapter's fast launchers, the ops' plans (they hold the kernels they launch)."""
     torch._dynamo.reset()
+    _memo.forget()
     launch_operator._entries.clear()
     launch_operator._kernels.clear()
     plugins.adapter_for(torch.empty(0)).__dict__.pop("_launchers", None)

@@ -38,6 +38,14 @@ class JaxFramework:
 
     needs_grad = staticmethod(autodiff.needs_grad)
 
+    def signature(self, value: Any) -> Any:
+        """What the ops' decisions read of a concrete array (its type and description
+        but the pointer), as one hashable value; None for a tracer or anything else,
+        whose calls take the ops' full path."""
+        if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+            return (type(value), *self._adapter.describe(value)[:4])
+        return None
+
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel``; it returns the new arrays of its outputs, in parameter order."""
         result = kernel(*arguments)

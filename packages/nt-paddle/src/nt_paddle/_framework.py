@@ -36,3 +36,15 @@ class PaddleFramework(InPlace):
         return paddle.reshape(tensor, list(shape))
 
     needs_grad = staticmethod(autograd.needs_grad)
+
+    @staticmethod
+    def tracing() -> bool:
+        """Static graph mode (``paddle.jit.to_static``): the ops' memo stands aside."""
+        return not paddle.in_dynamic_mode()
+
+    def signature(self, value: Any) -> Any:
+        """What the ops' decisions read of a tensor (its type and description but the
+        pointer), as one hashable value; None for anything else."""
+        if isinstance(value, paddle.Tensor):
+            return (type(value), *self._adapter.describe(value)[:4])
+        return None

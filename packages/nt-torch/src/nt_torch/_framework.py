@@ -11,6 +11,7 @@ from ninetoothed.library.ops import InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_torch import autograd
 from nt_torch.adapter import TorchAdapter
+from nt_torch.tracing import traced
 
 __all__ = ["TorchFramework"]
 
@@ -37,3 +38,14 @@ class TorchFramework(InPlace):
         return tensor.reshape(tuple(shape))
 
     needs_grad = staticmethod(autograd.needs_grad)
+
+    tracing = staticmethod(traced)
+    """Dynamo or a ``torch.func`` transform at work: the ops' memo stands aside."""
+
+    @staticmethod
+    def signature(value: Any) -> Any:
+        """What the ops' decisions read of a tensor (type, shape, strides, dtype, device),
+        as one hashable value; None for anything else."""
+        if isinstance(value, torch.Tensor):
+            return (type(value), value.shape, value.stride(), value.dtype, value.device)
+        return None

@@ -19,6 +19,7 @@ from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from ninetoothed.library.ops import attention, elementwise, matmul, pooling, rows, scaled
+from ninetoothed.library.ops._memo import Memo
 from ninetoothed.library.ops.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime import plugins
@@ -47,8 +48,11 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
 def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Callable[..., Any]:
     """``operation`` for one framework, as a function of ``module`` (the framework's ops
     module): its signature and documentation without the framework argument;
-    differentiable when it has a backward (:data:`GRADIENTS`)."""
-    op = differentiated(operation.__name__, operation, framework) or _plain(operation, framework)
+    differentiable when it has a backward (:data:`GRADIENTS`).  Calls that need no
+    gradient remember their decisions per signature
+    (:mod:`~ninetoothed.library.ops._memo`)."""
+    memo = Memo(operation, framework)
+    op = differentiated(operation.__name__, operation, framework, memo) or _plain(operation, memo)
     signature = inspect.signature(operation)
     parameters = list(signature.parameters.values())[1:]
     op.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
@@ -56,11 +60,11 @@ def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Ca
     return op
 
 
-def _plain(operation: Callable[..., Any], framework: Framework) -> Callable[..., Any]:
+def _plain(operation: Callable[..., Any], memo: Memo) -> Callable[..., Any]:
     @functools.wraps(operation)
     def op(*args: Any, **kwargs: Any) -> Any:
         plugins.call_guard()
-        return operation(framework, *args, **kwargs)
+        return memo(args, kwargs)
 
     return op
 

@@ -99,10 +99,14 @@ GRADIENTS: dict[str, Gradient] = {
 
 
 def differentiated(
-    name: str, operation: Callable[..., Any], framework: Framework
+    name: str,
+    operation: Callable[..., Any],
+    framework: Framework,
+    plain: Callable[[tuple[Any, ...], dict[str, Any]], Any],
 ) -> Callable[..., Any] | None:
     """``operation`` bound to ``framework`` and recorded for autodiff when a gradient may
-    be asked; None if the op has no backward (or the framework no autodiff hook)."""
+    be asked, otherwise ``plain(args, kwargs)``; None if the op has no backward (or the
+    framework no autodiff hook)."""
     gradient = GRADIENTS.get(name)
     if gradient is None or not hasattr(framework, "needs_grad"):
         return None
@@ -128,6 +132,6 @@ def differentiated(
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             return declared(*bound.arguments.values())
-        return operation(framework, *args, **kwargs)
+        return plain(args, kwargs)
 
     return op

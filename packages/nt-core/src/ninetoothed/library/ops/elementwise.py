@@ -29,10 +29,13 @@ def pointwise(framework: Framework, op: str, module: ModuleType, **inputs: Any) 
     like = tensors[0]
     if all(s == shape for s in shapes) and all(map(common.contiguous, infos.values())):
         count = common.numel(shape)
-        flat = [framework.reshape(tensor, (count,)) for tensor in tensors]
-        found = kernel(module, patterns=((None,),) * len(flat), ndim=1)
-        (result,) = framework.run(found, [*flat, framework.empty(like, (count,))], [len(flat)])
-        return framework.reshape(result, shape)
+        flat = len(shape) == 1  # already 1-D: no views to make
+        if not flat:
+            tensors = [framework.reshape(tensor, (count,)) for tensor in tensors]
+        found = kernel(module, patterns=((None,),) * len(tensors), ndim=1)
+        outputs = [*tensors, framework.empty(like, (count,))]
+        (result,) = framework.run(found, outputs, [len(tensors)])
+        return result if flat else framework.reshape(result, shape)
     patterns = tuple(common.pattern(s, shape) for s in shapes)
     found = kernel(module, patterns=patterns, ndim=len(shape))
     (result,) = framework.run(found, [*tensors, framework.empty(like, shape)], [len(tensors)])

@@ -6,6 +6,13 @@ supplies only what differs: how to describe a tensor, allocate an output,
 reshape, and run a kernel in its calling convention.  PyTorch and PaddlePaddle
 kernels write into the outputs passed in (:class:`InPlace`); JAX kernels
 return them (``nt_jax.ops`` overrides :meth:`Framework.run`).
+
+Two optional members let the ops remember their decisions per call signature
+(:mod:`~ninetoothed.library.ops._memo`): ``signature(value)``, a hashable
+value of what the ops read of a tensor (type, shape, strides, dtype, device),
+None for anything else (a tracer); and ``tracing()``, true while the
+framework traces calls.  A framework without ``signature`` runs every call
+in full.
 """
 
 from __future__ import annotations

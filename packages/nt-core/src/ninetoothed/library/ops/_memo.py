@@ -1,0 +1,134 @@
+"""A per-signature memo of the library ops' decisions: a repeated call goes straight to
+its allocations and kernel launches.
+
+An op checks its arguments, works out shapes and picks kernel variants from
+what it reads of them through the framework's hook, and nothing else; all of
+that is a function of the call's *signature*: each tensor's type, shape,
+strides, dtype and device (the framework's ``signature`` hook), which
+arguments are one and the same tensor, every other argument's type and value,
+and the settings that steer the choices (:data:`SETTINGS`: pinned block
+sizes and split counts).  A signature's first call runs the op as is.  Its
+second runs it on a :class:`~ninetoothed.library.ops._recording.Recorder`,
+which notes each allocation, reshape and kernel run; the notes become a plan,
+a generated function repeating them on a new call's tensors without a check.
+Later calls of that signature run the plan: the kernels' own fast paths still
+check what they check (aliasing, tensors requiring grad).
+
+Bad input always meets the op's errors: an error stores nothing, so only a
+signature the op accepted has a plan.  A call with an argument that has no
+signature (a traced value, a type the memo does not know) takes the op's full
+path; so does every call of a signature whose recording showed something a
+plan cannot repeat (a tensor made or read other than through the hook).
+Frameworks without a ``signature`` hook never use the memo.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from ninetoothed.library.ops import decoding, kernels, split
+from ninetoothed.library.ops._recording import Recorder
+from ninetoothed.library.ops.framework import Framework
+
+__all__ = ["LIMIT", "SETTINGS", "Memo", "forget"]
+
+SETTINGS: tuple[list[Any], ...] = (kernels._PINNED, split._PINNED_SPLITS, decoding._PINNED)
+"""The module-level settings the ops' choices read besides their arguments (each a
+one-element list); their values are part of every key."""
+
+LIMIT = 4096
+"""Signatures one op remembers; past it the memo starts afresh (a decoding loop
+whose key/value cache grows makes a new signature per token)."""
+
+_SEEN = object()
+"""A signature called once: the next call records its plan."""
+_FULL = object()
+"""A signature whose calls all take the full path (its recording could not be repeated)."""
+_SCALARS = (bool, int, str, type(None))
+"""Argument types keyed by their value (``float`` is keyed by its hex form)."""
+
+_MEMOS: weakref.WeakSet[Memo] = weakref.WeakSet()
+
+
+class Memo:
+    """``operation`` bound to ``framework``, with its decisions remembered per signature."""
+
+    def __init__(self, operation: Callable[..., Any], framework: Framework) -> None:
+        self._operation = operation
+        self._framework = framework
+        self._signature: Callable[[Any], Hashable | None] | None = getattr(
+            framework, "signature", None
+        )
+        self._tracing: Callable[[], bool] = getattr(framework, "tracing", _never)
+        self._plans: dict[Hashable, Any] = {}
+        _MEMOS.add(self)
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The op's result for ``args`` and ``kwargs``: by its plan when there is one."""
+        if self._signature is None or self._tracing():
+            return self._operation(self._framework, *args, **kwargs)
+        key = self._key(args, kwargs)
+        plan: Any = self._plans.get(key) if key is not None else _FULL
+        if plan is None:
+            result = self._operation(self._framework, *args, **kwargs)
+            self._remember(key, _SEEN)
+            return result
+        if plan is _SEEN:
+            recorder = Recorder(self._framework, args, kwargs)
+            result = self._operation(recorder, *args, **kwargs)
+            self._plans[key] = recorder.plan(result) or _FULL
+            return result
+        if plan is _FULL:
+            return self._operation(self._framework, *args, **kwargs)
+        return plan(self._framework, args, kwargs)
+
+    def _remember(self, key: Hashable, value: Any) -> None:
+        if len(self._plans) >= LIMIT:
+            self._plans.clear()
+        self._plans[key] = value
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+        """The call's signature, or None when an argument has none."""
+        identities: list[int] = []
+        try:
+            parts = [self._part(value, identities) for value in args]
+            if kwargs:
+                parts += [(name, self._part(v, identities)) for name, v in kwargs.items()]
+        except Exception:  # no signature, or one the hook cannot read: the full path
+            return None
+        # Which tensors are one and the same object (``add(x, x)``): a plan repeats
+        # the recorded arguments by position.
+        if len(set(identities)) != len(identities):
+            parts.append(tuple(identities.index(i) for i in identities))
+        parts.append(tuple([setting[0] for setting in SETTINGS]))
+        return tuple(parts)
+
+    def _part(self, value: Any, identities: list[int]) -> Hashable:
+        signature = self._signature(value)  # type: ignore[misc]
+        if signature is not None:  # a tensor, the usual argument: asked first
+            identities.append(id(value))
+            return signature
+        kind = type(value)
+        if kind in _SCALARS:
+            return (kind, value)
+        if kind is float:  # the hex form tells -0.0 from 0.0 and equals itself for NaN
+            return (kind, value.hex())
+        if kind is tuple or kind is list:
+            return (kind, tuple(self._part(item, identities) for item in value))
+        raise _Unknown
+
+
+class _Unknown(Exception):
+    """An argument without a signature."""
+
+
+def _never() -> bool:
+    return False
+
+
+def forget() -> None:
+    """Drop every op's plans (for instance when the library's kernels are made afresh)."""
+    for memo in list(_MEMOS):
+        memo._plans.clear()

@@ -1,0 +1,143 @@
+"""Recording an op's calls of its framework hook, and the plan that repeats them.
+
+A :class:`Recorder` stands in for the framework while an op runs: it passes
+every call on, and notes the allocations, reshapes and kernel runs with their
+arguments written as references (an argument of the op's call, a result of an
+earlier step) or constants (numbers, strings, kernels and other callables).  :meth:`Recorder.plan`
+turns the notes into a generated function of ``(framework, args, kwargs)``
+that makes the same calls on another call's tensors.  The op's reads
+(``describe``) are not repeated: the memo's key fixes what they return.
+
+A recording cannot be repeated, and ``plan`` returns None, when a step got a
+tensor that is neither an argument nor a step's result (the op made it some
+other way), when the op used a part of the hook other than ``describe``,
+``empty``, ``reshape`` and ``run``, when the result is not made of step
+results and arguments, or when an argument tensor never reached the hook
+(the op may have read it some other way, for instance its value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ninetoothed.library.ops.framework import Framework
+from ninetoothed.runtime.hookspecs import TensorInfo
+from ninetoothed.runtime.syntax_trees import LOCK
+
+__all__ = ["Plan", "Recorder"]
+
+Plan = Callable[[Framework, tuple[Any, ...], dict[str, Any]], Any]
+"""A recording made a function: ``plan(framework, args, kwargs)`` is the op's result."""
+
+_LITERALS = (bool, int, str, type(None))
+
+
+class Recorder:
+    """A framework hook that passes calls on to ``framework`` and notes them."""
+
+    def __init__(self, framework: Framework, args: tuple[Any, ...], kwargs: dict[str, Any]):
+        self._framework = framework
+        self.name = framework.name
+        self._references: dict[int, str] = {}
+        self._kept: list[Any] = []  # keeps each noted object alive, so its id stays its own
+        self._inputs: dict[int, str] = {}
+        self._used: set[int] = set()
+        self._lines: list[str] = []
+        self._constants: dict[str, Any] = {}
+        self._repeatable = True
+        for path, value in _tensors(args, kwargs):
+            if id(value) not in self._references:
+                self._note(value, path)
+                self._inputs[id(value)] = path
+
+    def describe(self, tensor: Any) -> TensorInfo:
+        """The framework's description (a read: not repeated by the plan)."""
+        return self._framework.describe(tensor)
+
+    def empty(self, *args: Any, **kwargs: Any) -> Any:
+        """The framework's allocation, noted."""
+        return self._step("empty", args, kwargs)
+
+    def reshape(self, *args: Any, **kwargs: Any) -> Any:
+        """The framework's reshape, noted."""
+        return self._step("reshape", args, kwargs)
+
+    def run(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """The framework's kernel run, noted; each output is a reference of its own."""
+        outputs = self._step("run", args, kwargs)
+        name = self._lines[-1].split(" = ", 1)[0].strip()
+        for index, output in enumerate(outputs):
+            self._note(output, f"{name}[{index}]")
+        return outputs  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other part of the hook: passed on, and the recording is not repeated."""
+        self._repeatable = False
+        return getattr(self._framework, name)
+
+    def plan(self, result: Any) -> Plan | None:
+        """The function repeating the notes and returning ``result``'s counterpart, or
+        None when the recording cannot be repeated."""
+        returned = self._encode(result)
+        if not self._repeatable or self._used != set(self._inputs):
+            return None
+        body = "".join(f"    {line}\n" for line in self._lines)
+        source = f"def plan(framework, args, kwargs):\n{body}    return {returned}\n"
+        namespace = dict(self._constants)
+        with LOCK:  # CPython's compiler is not safe to run from several threads at once
+            exec(compile(source, "<ninetoothed op plan>", "exec"), namespace)  # noqa: S102
+        plan: Plan = namespace["plan"]
+        return plan
+
+    def _step(self, method: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        result = getattr(self._framework, method)(*args, **kwargs)
+        arguments = [self._encode(value) for value in args]
+        arguments += [f"{name}={self._encode(value)}" for name, value in kwargs.items()]
+        name = f"s{len(self._lines)}"
+        self._lines.append(f"{name} = framework.{method}({', '.join(arguments)})")
+        self._note(result, name)
+        return result
+
+    def _note(self, value: Any, reference: str) -> None:
+        self._references[id(value)] = reference
+        self._kept.append(value)
+
+    def _encode(self, value: Any) -> str:
+        """``value`` as an expression of the plan."""
+        reference = self._references.get(id(value))
+        if reference is not None:
+            if id(value) in self._inputs:
+                self._used.add(id(value))
+            return reference
+        kind = type(value)
+        if kind in _LITERALS:
+            return repr(value)
+        if kind is tuple:
+            return f"({''.join(f'{self._encode(item)}, ' for item in value)})"
+        if kind is list:
+            return f"[{', '.join(self._encode(item) for item in value)}]"
+        if not (isinstance(value, float) or callable(value)):  # a kernel is callable
+            self._repeatable = False  # a tensor the op made or got some other way
+        name = f"c{len(self._constants)}"
+        self._constants[name] = value
+        return name
+
+
+def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Each argument that is not a plain value, with its path (``args[0]``,
+    ``kwargs['weight']``, ``args[2][1]``)."""
+    found: list[tuple[str, Any]] = []
+
+    def visit(value: Any, path: str) -> None:
+        if isinstance(value, (tuple, list)):
+            for index, item in enumerate(value):
+                visit(item, f"{path}[{index}]")
+        elif not isinstance(value, (*_LITERALS, float)):
+            found.append((path, value))
+
+    for index, value in enumerate(args):
+        visit(value, f"args[{index}]")
+    for name, value in kwargs.items():
+        visit(value, f"kwargs[{name!r}]")
+    return found
