@@ -29,8 +29,12 @@ class TorchFramework(InPlace):
         return self._adapter.describe(tensor)
 
     def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
-        """``torch.empty`` with ``like``'s dtype (or ``dtype``) and device."""
+        """``torch.empty`` with ``like``'s dtype (or ``dtype``) and device; under a
+        ``torch.func`` transform ``like.new_empty``, which ``vmap`` batches as ``like``
+        is batched (``torch.empty`` would make one output for the whole batch)."""
         kind = getattr(torch, dtype) if dtype else like.dtype
+        if traced():
+            return like.new_empty(tuple(shape), dtype=kind)
         return torch.empty(tuple(shape), dtype=kind, device=like.device)
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:

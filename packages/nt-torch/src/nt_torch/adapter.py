@@ -29,7 +29,7 @@ from ninetoothed.runtime.hookspecs import (
 from nt_torch import autograd, inductor, jagged, launch_operator
 from nt_torch._tensor_info import tensor_info
 from nt_torch.autograd import refuse_grad
-from nt_torch.tracing import is_compiling, traced
+from nt_torch.tracing import traced
 
 
 class TorchAdapter(Adapter):
@@ -43,9 +43,11 @@ class TorchAdapter(Adapter):
 
     def describe(self, obj: Any) -> TensorInfo:
         """Shape, strides (elements), dtype name, device and data pointer (0 while Dynamo
-        traces: a traced tensor has no data, and the library's ops that describe it
-        while traced never read the pointer)."""
-        return tensor_info(obj, 0 if is_compiling() else obj.data_ptr())
+        traces or a ``torch.func`` transform wraps the call: a traced or batched tensor
+        has no storage of its own, and the library's ops that describe it then never
+        read the pointer; their launches go through the operators, which describe
+        the real tensors)."""
+        return tensor_info(obj, 0 if traced() else obj.data_ptr())
 
     def placeholder(self, shape: tuple[int, ...], dtype: str, device: str) -> Any:
         """A zero-filled tensor handed to the kernel for a parameter the call leaves unused."""

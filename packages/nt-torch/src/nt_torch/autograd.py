@@ -41,16 +41,26 @@ def differentiate(declaration: Differentiable) -> Callable[..., Any]:
     """A callable running ``declaration`` as a ``torch.autograd.Function``."""
 
     class KernelFunction(torch.autograd.Function):
+        # ``setup_context`` apart from ``forward`` is what ``torch.func`` transforms
+        # (``grad``, ``vjp``) require of a Function; under ``vmap`` the forward and the
+        # backward run batched, their launches through the operators' batching rule.
+        generate_vmap_rule = True
+
         @staticmethod
-        def forward(ctx: Any, kwargs: dict[str, Any], *args: Any) -> Any:
+        def forward(kwargs: dict[str, Any], *args: Any) -> Any:
             outputs = declaration.forward_outputs(args, kwargs)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            args = inputs[1:]
+            outputs = output if isinstance(output, tuple) else (output,)
             if declaration.residuals:
                 ctx.mark_non_differentiable(*declaration.residual_outputs(outputs))
             ctx.tensor_positions = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             ctx.others = [None if isinstance(a, torch.Tensor) else a for a in args]
             ctx.output_count = len(outputs)
             ctx.save_for_backward(*(args[i] for i in ctx.tensor_positions), *outputs)
-            return outputs[0] if len(outputs) == 1 else outputs
 
         @staticmethod
         def backward(ctx: Any, *grads: Any) -> Any:
