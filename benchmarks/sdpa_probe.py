@@ -44,9 +44,10 @@ import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from measure import Clock, interleaved_rounds, relative_error  # noqa: E402
+
 SHAPES = ((4, 48, 1024, 64), (2, 16, 4096, 128))
 """(batch, heads, sequence, head dimension), the issue's prefill shapes."""
-CAUSAL = (False, True)
 BLOCKS = ((128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 4), (64, 64, 4, 3))
 """(BLOCK_M, BLOCK_N, num_warps, num_stages) tried for every form."""
 FORMS = ("pointers", "device descriptors", "host descriptors")
@@ -217,11 +218,6 @@ def inputs(shape: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     return tuple(torch.randn(*shape, dtype=torch.float16, device="cuda") for _ in "qkv")
 
 
-def _error(actual: torch.Tensor, expected: torch.Tensor) -> float:
-    difference = (actual.double() - expected.double()).norm()
-    return (difference / expected.double().norm()).item()
-
-
 def compile_some(shape: tuple[int, ...], causal: bool, labels: list[str]) -> None:
     """Call each variant of ``labels`` once (filling Triton's cache), printing
     ``START label`` before and ``RESULT label why`` after (``why`` empty when it
@@ -235,7 +231,7 @@ def compile_some(shape: tuple[int, ...], causal: bool, labels: list[str]) -> Non
         print("START", label, flush=True)
         why = ""
         try:
-            error = _error(every[label](q, k, v), expected)
+            error = relative_error(every[label](q, k, v), expected)
             torch.cuda.synchronize()
             if not error <= TOLERANCE:
                 why = f"WRONG (error {error:.1e})"
@@ -317,14 +313,9 @@ def time_all(shape: tuple[int, ...], causal: bool, rounds: int, failed: dict[str
             failed[label] = f"{type(exc).__name__}: {str(exc).strip()[:100]}"
             continue
         functions[label] = lambda fn=fn: fn(q, k, v)
-    names = list(functions)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for index in range(rounds):
-        shift = index % len(names)
-        for name in names[shift:] + names[:shift]:
-            times[name].append(
-                triton.testing.do_bench(functions[name], warmup=10, rep=40, return_mode="median")
-            )
+    times, dropped = interleaved_rounds(functions, Clock("cuda", warmup_ms=10, rep_ms=40), rounds)
+    failed.update(dropped)
+    names = [name for name in functions if name not in dropped]
     torch_ms = statistics.median(times["torch"])
     flops = 4 * math.prod(shape) * shape[2] / (2 if causal else 1)
     print(f"\n## {shape} causal={causal}  (torch {torch_ms * 1e3:.1f} us)")
