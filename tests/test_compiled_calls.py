@@ -86,6 +86,29 @@ def test_library_ops_compile_into_one_graph_and_match_eager(poisoned: None) -> N
     _assert_one_graph(block, *inputs)
 
 
+def test_ops_on_fake_tensors_describe_their_outputs_and_launch_nothing() -> None:
+    """Dynamo learns a ``nonstrict_trace``-d op's outputs by running it on fake
+    tensors, and PyTorch 2.11 does so with ``is_compiling`` false: the op must
+    then take the custom operator's fake path, not read the fakes' pointers (on
+    the GPU, every compiled block with an op failed so)."""
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    x, weight, b = _inputs()
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        fx, fweight, fb = (mode.from_tensor(t) for t in (x, weight, b))
+        calls = {
+            "rms_norm": (lambda: ops.rms_norm(fx, fweight), (40, 48)),
+            "mm": (lambda: ops.mm(fx, fb), (40, 48)),
+            "add": (lambda: ops.add(fx, fx), (40, 48)),
+        }
+        for name, (call, shape) in calls.items():
+            out = call()
+            assert isinstance(out, FakeTensor), name
+            assert tuple(out.shape) == shape, name
+        flat = fx.flatten()
+        add.kernel(flat, flat, torch.empty_like(flat))  # a user kernel: no pointer read
+
+
 def test_ops_compile_after_other_frameworks_dtypes_were_named(poisoned: None) -> None:
     """The core memoises dtype names for every framework; NumPy's dtypes there made
     Dynamo (torch 2.11) refuse the ops' describe ("cannot determine whether the
