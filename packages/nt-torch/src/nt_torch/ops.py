@@ -24,6 +24,7 @@ import torch
 from ninetoothed.errors import LaunchError
 from ninetoothed.library.ops import install, kernels
 from nt_torch._framework import TorchFramework
+from nt_torch.tracing import traced
 
 # Under torch.compile the ops' kernel lookup (and making a new variant) runs untraced.
 torch.compiler.assume_constant_result(kernels.variant_name)  # type: ignore[no-untyped-call]
@@ -37,9 +38,25 @@ __all__ = install(globals(), framework)
 class _TracedLaunchError(LaunchError, IndexError):
     """A :class:`~ninetoothed.errors.LaunchError` of an op traced under ``torch.compile``.
 
-    Dynamo reports any other exception of a ``nonstrict_trace``-d function as an
-    unsupported output type, dropping the error itself; an ``IndexError`` it lets
-    through, so a bad call fails the compile with the op's own message."""
+    Dynamo reports most exceptions of a ``nonstrict_trace``-d function as an
+    unsupported output type, dropping the error itself.  A ``ValueRangeError``
+    raised with no cause it turns into a ``torch._dynamo.exc.UserError`` with
+    the same message, raised from it (PyTorch 2.11 and 2.13;
+    :func:`_traced_error_type` adds that base).  ``IndexError`` is the type
+    2.13 alone passes through its fake-tensor run.  Either way a bad call
+    fails the compile with the op's own message."""
+
+
+@functools.cache
+def _traced_error_type() -> type[_TracedLaunchError]:
+    """:class:`_TracedLaunchError` that is also a ``ValueRangeError``, made on first use:
+    its module imports SymPy (0.3 s), which a compiling process has imported already."""
+    from torch.utils._sympy.value_ranges import ValueRangeError
+
+    class TracedLaunchError(_TracedLaunchError, ValueRangeError):
+        __doc__ = _TracedLaunchError.__doc__
+
+    return TracedLaunchError
 
 
 def _traced_by_aot_autograd(names: list[str]) -> None:
@@ -65,9 +82,10 @@ def _with_traced_errors(op: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return op(*args, **kwargs)
         except LaunchError as error:
-            if not torch.compiler.is_compiling() or isinstance(error, _TracedLaunchError):
+            if not traced() or isinstance(error, _TracedLaunchError):
                 raise
-            raise _TracedLaunchError(*error.args) from error
+            # No cause: Dynamo looks at the cause, when there is one, for the type.
+            raise _traced_error_type()(*error.args) from None
 
     return checked
 

@@ -30,6 +30,14 @@ statements of its functions (docstrings of the application and of inlined
 helpers, no-ops for Triton), and a source that would still change meaning there
 (a backslash, ``'''``: :func:`embedding_problem`) raises :class:`NotEmbeddable`
 before anything is handed over (the caller keeps its generic path).
+
+Float scalars: Triton's launcher passes a Python float as ``fp32``, but
+Inductor types a float argument of a user kernel ``fp64`` (PyTorch 2.11's
+``_use_fp64_for_unbacked_floats``), which turns every product with it into
+float64 (attention's scores: its ``tl.dot`` accumulator then fails to
+compile).  The function emitted for a call with float scalars converts those
+parameters to ``fp32`` on entry, so the kernel computes what it computes
+eagerly.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ __all__ = [
     "embedding_problem",
     "emitted_function",
     "emitted_launch",
+    "with_float32_parameters",
     "without_string_statements",
 ]
 
@@ -99,13 +108,22 @@ def emitted_launch(
     values = configuration.kwargs()
     grid = plan.grid(values) if callable(plan.grid) else plan.grid
     meta = {parameter.name: values[parameter.name] for parameter in kernel.signature.meta}
+    floats = _float_parameters(kernel, plan.arguments)
     return EmittedLaunch(
-        emitted_function(kernel),
+        emitted_function(kernel, floats),
         tuple(plan.arguments),
         tuple(grid),
         meta,
         configuration.num_warps,
         configuration.num_stages,
+    )
+
+
+def _float_parameters(kernel: TritonKernel, arguments: Any) -> tuple[str, ...]:
+    """The names of the kernel's parameters that ``arguments`` give Python floats."""
+    names = kernel.function.arg_names
+    return tuple(
+        name for name, value in zip(names, arguments, strict=False) if isinstance(value, float)
     )
 
 
@@ -138,27 +156,31 @@ class NotEmbeddable(ValueError):
     """The kernel's source would change meaning inside a compiler's string literal."""
 
 
-_EMITTED: dict[tuple[str, bool], Any] = {}
-"""The emitted function of each kernel, by source path and mode (as ``kernel.function``:
-Triton fixes at decoration whether a function is interpreted)."""
+_EMITTED: dict[tuple[str, bool, tuple[str, ...]], Any] = {}
+"""The emitted function of each kernel, by source path, mode (as ``kernel.function``:
+Triton fixes at decoration whether a function is interpreted) and float parameters."""
 
 
-def emitted_function(kernel: TritonKernel) -> Any:
+def emitted_function(kernel: TritonKernel, floats: tuple[str, ...] = ()) -> Any:
     """The kernel's ``@triton.jit`` function for a compiler that copies its source (see the
-    module docstring); the kernel's own function where its module needs no rewriting.
+    module docstring), converting the parameters named in ``floats`` to ``fp32`` on
+    entry; the kernel's own function where its module needs no rewriting.
     Raises :class:`NotEmbeddable` where the source cannot be pasted into a literal."""
-    key = (kernel.source_path, kernel.interpreting)
+    key = (kernel.source_path, kernel.interpreting, floats)
     found = _EMITTED.get(key)
     if found is None:
-        found = _EMITTED[key] = _rebuilt(kernel)
+        found = _EMITTED[key] = _rebuilt(kernel, floats)
     return found
 
 
-def _rebuilt(kernel: TritonKernel) -> Any:
-    """The emitted function: the module without string statements or the core alias."""
+def _rebuilt(kernel: TritonKernel, floats: tuple[str, ...]) -> Any:
+    """The emitted function: the module without string statements or the core alias, the
+    parameters named in ``floats`` converted to ``fp32`` first."""
     alias = generated_module._CORE  # the name generated modules give it
     with interpreter.LOCK:  # Python's syntax trees: see nt_triton._interpreter
         text = without_string_statements(kernel.source)
+        if floats:
+            text = with_float32_parameters(text, kernel.function.__name__, floats)
     if f"{alias}." in text:
         text = text.replace(f"from triton.language import core as {alias}\n", "")
         text = text.replace(f"{alias}.", "tl.core.")
@@ -172,6 +194,23 @@ def _rebuilt(kernel: TritonKernel) -> Any:
         virtual = path.with_name(f"{path.stem}_emitted.py")  # never written: linecache
         module = sources.execute(virtual, text, kernel.injected)
     return getattr(module, kernel.function.__name__)
+
+
+def with_float32_parameters(text: str, function: str, names: tuple[str, ...]) -> str:
+    """``text`` with each of ``names`` (parameters of ``function``) converted to
+    ``fp32`` by its first statements."""
+    tree = ast.parse(text)
+    definition = next(
+        node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == function
+    )
+    first = definition.body[0]
+    lines = text.splitlines(keepends=True)
+    indent = " " * first.col_offset
+    # A value, not a method of it: Inductor's own analysis of the kernel (which
+    # inputs it mutates) passes the floats as Python numbers.
+    casts = [f"{indent}{name} = tl.core.to_tensor({name}).to(tl.float32)\n" for name in names]
+    lines[first.lineno - 1 : first.lineno - 1] = casts
+    return "".join(lines)
 
 
 def embedding_problem(text: str) -> str | None:
