@@ -61,3 +61,16 @@ def test_the_conversion_comes_first_in_the_kernel() -> None:
         "    y = tl.core.to_tensor(y).to(tl.float32)",
         "    z = x * scale",
     ]
+
+
+def test_only_run_time_float_parameters_are_converted() -> None:
+    """A float constexpr stays a constant (Inductor bakes it in, as Triton does); ints,
+    bools and tensors are left alone."""
+    from types import SimpleNamespace
+
+    parameters = [("x_pointer", False), ("scale", False), ("n", False), ("eps", True)]
+    kernel = SimpleNamespace(
+        signature=[SimpleNamespace(name=n, constexpr=c) for n, c in parameters]
+    )
+    arguments = (object(), 0.5, 3, 1e-6)
+    assert emitted._float_parameters(kernel, arguments) == ("scale",)  # type: ignore[arg-type]

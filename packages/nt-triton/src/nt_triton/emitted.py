@@ -120,11 +120,10 @@ def emitted_launch(
 
 
 def _float_parameters(kernel: TritonKernel, arguments: Any) -> tuple[str, ...]:
-    """The names of the kernel's parameters that ``arguments`` give Python floats."""
-    names = kernel.function.arg_names
-    return tuple(
-        name for name, value in zip(names, arguments, strict=False) if isinstance(value, float)
-    )
+    """The names of the kernel's run-time parameters that ``arguments`` give Python floats
+    (a constexpr stays a constant: Inductor bakes it in as Triton would)."""
+    parameters = zip(kernel.signature, arguments, strict=False)
+    return tuple(p.name for p, value in parameters if isinstance(value, float) and not p.constexpr)
 
 
 def _configuration(
