@@ -16,6 +16,9 @@
 # (floor: 10 minutes) into /tmp/nt-ops, which NINETOOTHED_OPS_DIR=/tmp/nt-ops
 # then lends to NT_STEPS=aot on the same machine.
 #
+# NT_STEPS="compiled host": torch.compile's GPU tests and benchmarks/compiled.py's floors,
+# then the ops' memo tests and per-call host cost (benchmarks/ops_host.py).
+#
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
 # dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
 #
@@ -144,6 +147,26 @@ fi
 if [[ $STEPS == *" metrics "* ]]; then
 echo "=== code metrics"
 timeout 60 python3 benchmarks/code_metrics.py --out "$LOGS" 2>&1 | tee "$LOGS/metrics.log" | tail -30
+fi
+
+if [[ $STEPS == *" compiled "* ]]; then
+echo "=== torch.compile on the GPU: tests, then the floors (benchmarks/compiled.py)"
+# PyTorch on the GPU machines (2.11) differs from the CPU suite's (2.13) where it
+# matters here: what Dynamo runs on fake tensors, how Inductor types scalars.
+timeout -k 10 "${NT_COMPILED_SECONDS:-200}" python3 tools/gpu_tests.py \
+    tests/test_compiled_inductor_gpu.py tests/test_compiled_gpu.py tests/test_compiled_calls.py \
+    tests/test_torch_compile.py tests/test_compiled_fusion.py tests/test_op_transforms.py \
+    tests/test_emitted_scalars.py -n 8 -q -rfs --tb=short -p no:cacheprovider -p no:logging \
+    2>&1 | grep -v "^\s*$" | tee "$LOGS/compiled-tests.log" | tail -20
+timeout -k 10 "${NT_COMPILED_BENCH_SECONDS:-300}" python3 benchmarks/compiled.py 2>&1 \
+    | grep -v "^W[0-9]" | tee "$LOGS/compiled.log" | tail -40
+fi
+
+if [[ $STEPS == *" host "* ]]; then
+echo "=== the ops' host cost per call, and their memo on the GPU"
+NT_TEST_GPU=1 timeout -k 10 120 python3 -m pytest -q -p no:cacheprovider -p no:logging \
+    tests/library/test_memo.py 2>&1 | tail -5
+timeout -k 10 120 python3 benchmarks/ops_host.py --rounds 21 2>&1 | tee "$LOGS/ops-host.log" | tail -12
 fi
 
 if [[ $STEPS == *" frameworks "* ]]; then
