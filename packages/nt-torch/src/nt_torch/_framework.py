@@ -46,6 +46,10 @@ class TorchFramework(InPlace):
     tracing = staticmethod(traced)
     """Dynamo or a ``torch.func`` transform at work: the ops' memo stands aside."""
 
+    signature_reads = ("{}.shape", "{}.stride()", "{}.dtype", "{}.device")
+    """:meth:`signature`'s reads of one tensor, ``{}`` standing for it: the ops' memo
+    writes them inline into its key functions (the type is checked apart)."""
+
     @staticmethod
     def signature(value: Any) -> Any:
         """What the ops' decisions read of a tensor (type, shape, strides, dtype, device),

@@ -29,6 +29,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from ninetoothed.library.ops import decoding, kernels, split
+from ninetoothed.library.ops._keys import Keyer, form_of, keyer
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
@@ -62,7 +63,11 @@ class Memo:
             framework, "signature", None
         )
         self._tracing: Callable[[], bool] = getattr(framework, "tracing", _never)
+        self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
         self._plans: dict[Hashable, Any] = {}
+        self._keyer: Keyer = _no_key
+        """The key function of the most recent call's form (:mod:`._keys`)."""
+        self._keyers: dict[Hashable, Keyer | None] = {}
         _MEMOS.add(self)
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -91,6 +96,30 @@ class Memo:
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
         """The call's signature, or None when an argument has none."""
+        key = self._keyer(args, kwargs)
+        return key if key is not None else self._other_form(args, kwargs)
+
+    def _other_form(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+        """The key of a call whose form the most recent key function does not know: by
+        its form's function (made on the form's first call), else argument by argument."""
+        try:
+            form = form_of(args, kwargs)
+            found = self._keyers.get(form, _no_key)
+            if found is _no_key:
+                assert self._signature is not None
+                found = keyer(args, kwargs, self._signature, self._reads, SETTINGS)
+                if len(self._keyers) >= LIMIT:
+                    self._keyers.clear()
+                self._keyers[form] = found
+        except Exception:  # a form the hook cannot read: argument by argument
+            found = None
+        if found is None:
+            return self._parts_key(args, kwargs)
+        self._keyer = found
+        return found(args, kwargs) or self._parts_key(args, kwargs)
+
+    def _parts_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+        """The call's signature argument by argument, or None when an argument has none."""
         identities: list[int] = []
         try:
             parts = [self._part(value, identities) for value in args]
@@ -128,7 +157,13 @@ def _never() -> bool:
     return False
 
 
+def _no_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The key function before a first call: no form known."""
+
+
 def forget() -> None:
     """Drop every op's plans (for instance when the library's kernels are made afresh)."""
     for memo in list(_MEMOS):
         memo._plans.clear()
+        memo._keyers.clear()
+        memo._keyer = _no_key

@@ -12,7 +12,10 @@ Two optional members let the ops remember their decisions per call signature
 value of what the ops read of a tensor (type, shape, strides, dtype, device),
 None for anything else (a tracer); and ``tracing()``, true while the
 framework traces calls.  A framework without ``signature`` runs every call
-in full.
+in full.  A third, ``signature_reads``, gives what ``signature`` reads as
+expressions of one tensor (``"{}.shape"``, ``{}`` standing for it) for the
+memo to write inline into its key functions (:mod:`~ninetoothed.library.ops._keys`);
+without it they call ``signature``.
 """
 
 from __future__ import annotations

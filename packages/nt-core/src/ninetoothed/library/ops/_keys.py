@@ -1,0 +1,93 @@
+"""The memo's key of a call, from a function generated per *form* of call.
+
+A form is the type of each positional argument and of each keyword
+argument, by name, in order.  Calls of one op nearly always share a form
+(the same tensors and flags, other shapes), so the memo keeps the most
+recent form's function and tries it first: it unpacks the arguments, checks
+each one's exact type and builds the key from straight reads, with no loop
+and no call per argument.  A tensor is read through the framework's
+``signature_reads`` when it has them (expressions of one tensor, ``{}``
+standing for it, written inline), else by a call of its ``signature`` hook.
+Which tensors are one and the same object is part of the key, as is every
+setting the ops' choices read, and the form itself (a token of its own: a
+key of one form never equals a key of another).
+
+Forms with an argument that is neither a tensor nor a plain scalar
+(``bool``, ``int``, ``str``, ``None``, ``float``) get no function: the memo
+keys them argument by argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from ninetoothed.runtime.syntax_trees import LOCK
+
+__all__ = ["Keyer", "SCALARS", "form_of", "keyer"]
+
+Keyer = Callable[[tuple[Any, ...], dict[str, Any]], Hashable | None]
+"""``keyer(args, kwargs)``: the call's key, or None for a call of another form."""
+
+SCALARS = (bool, int, str, type(None), float)
+"""Argument types a generated key reads by value (a float by its hex form)."""
+
+
+def form_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable:
+    """The call's form: its positional types, then its keywords' names and types."""
+    return (tuple(map(type, args)), tuple((name, type(v)) for name, v in kwargs.items()))
+
+
+def keyer(
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    signature: Callable[[Any], Hashable | None],
+    reads: Sequence[str] | None,
+    settings: Sequence[list[Any]],
+) -> Keyer | None:
+    """The key function of this call's form, or None when the form has an argument
+    that is neither a tensor (``signature`` is not None) nor a plain scalar."""
+    values = [*args, *kwargs.values()]
+    names = [f"a{i}" for i in range(len(args))] + [f"k{i}" for i in range(len(kwargs))]
+    tensors = [signature(value) is not None for value in values]
+    if not all(t or type(v) in SCALARS for t, v in zip(tensors, values)):
+        return None
+    namespace: dict[str, Any] = {"signature": signature, "form": object()}
+    checks, parts, signatures = [], ["form"], []
+    for index, (name, value, tensor) in enumerate(zip(names, values, tensors)):
+        namespace[f"T{index}"] = type(value)
+        checks.append(f"type({name}) is not T{index}")
+        if not tensor:
+            parts.append(f"{name}.hex()" if type(value) is float else name)
+        elif reads is not None:
+            parts += [read.format(name) for read in reads]
+        else:  # a None (a value the hook does not know) would key nothing: no key
+            signatures += [
+                f"        s{index} = signature({name})",
+                f"        if s{index} is None:",
+                "            return None",
+            ]
+            parts.append(f"s{index}")
+    tensor_names = [n for n, t in zip(names, tensors) if t]
+    parts += [f"{a} is {b}" for i, a in enumerate(tensor_names) for b in tensor_names[i + 1 :]]
+    for index, setting in enumerate(settings):
+        namespace[f"S{index}"] = setting
+        parts.append(f"S{index}[0]")
+    unpack = [f"        {', '.join(names[: len(args)])}, = args"] if args else []
+    unpack += [f"        k{i} = kwargs[{name!r}]" for i, name in enumerate(kwargs)]
+    lines = [
+        "def key(args, kwargs):",
+        f"    if len(args) != {len(args)} or len(kwargs) != {len(kwargs)}:",
+        "        return None",
+        "    try:",
+        *unpack,
+        f"        if {' or '.join(checks) or 'False'}:",
+        "            return None",
+        f"        return ({', '.join(parts)},)",
+        "    except Exception:  # a read the tensor refuses: no key, the full path",
+        "        return None",
+    ]
+    with LOCK:  # CPython's compiler is not safe to run from several threads at once
+        exec(compile("\n".join(lines) + "\n", "<ninetoothed op key>", "exec"), namespace)  # noqa: S102
+    function: Keyer = namespace["key"]
+    return function
