@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +25,7 @@ class TorchFramework(InPlace):
 
     def __init__(self) -> None:
         self._adapter = TorchAdapter()
+        self._untraced: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def describe(self, tensor: Any) -> TensorInfo:
         """The adapter's description of a ``torch.Tensor``."""
@@ -36,6 +39,24 @@ class TorchFramework(InPlace):
         if traced():
             return like.new_empty(tuple(shape), dtype=kind)
         return torch.empty(tuple(shape), dtype=kind, device=like.device)
+
+    @staticmethod
+    def allocation(like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+        """:meth:`empty` of an untraced call as a function of no argument (a memo's plan
+        calls it: the plan's key fixes ``like``'s dtype and device)."""
+        kind = getattr(torch, dtype) if dtype else like.dtype
+        return functools.partial(torch.empty, tuple(shape), dtype=kind, device=like.device)
+
+    def launch_of(self, kernel: Any) -> Any:
+        """The kernel's fast path without its tracing check, once it has one (a memo's
+        plan runs untraced calls only), else the kernel."""
+        fast = getattr(kernel, "fast_path", None)
+        if fast is None:
+            return kernel
+        hot = self._untraced.get(fast)
+        if hot is None:
+            hot = self._untraced[fast] = fast.hot(lambda args, kwargs: fast.miss(args, kwargs))
+        return hot
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""
