@@ -74,6 +74,16 @@ class TorchFramework(InPlace):
     writes them inline into its key functions (the type is checked apart)."""
 
     @staticmethod
+    def signature_guard(tensors: Sequence[Any]) -> Any:
+        """A C++ check that other tensors have these tensors' signatures (``TensorGuards``:
+        type, dtype, device, sizes, strides, dispatch keys), or None where PyTorch's
+        private API answers otherwise than expected (:func:`nt_torch.fastpath.guard_factory`)."""
+        from nt_torch.fastpath import guard_factory
+
+        factory = guard_factory()
+        return None if factory is None else factory(tensors)
+
+    @staticmethod
     def signature(value: Any) -> Any:
         """What the ops' decisions read of a tensor (type, shape, strides, dtype, device),
         as one hashable value; None for anything else."""

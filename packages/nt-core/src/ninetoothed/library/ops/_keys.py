@@ -20,11 +20,11 @@ keys them argument by argument.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ninetoothed.runtime.syntax_trees import LOCK
 
-__all__ = ["Keyer", "SCALARS", "form_of", "keyer"]
+__all__ = ["Keyer", "Keyers", "SCALARS", "form_of", "keyer"]
 
 Keyer = Callable[[tuple[Any, ...], dict[str, Any]], Hashable | None]
 """``keyer(args, kwargs)``: the call's key, or None for a call of another form."""
@@ -38,56 +38,98 @@ def form_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable:
     return (tuple(map(type, args)), tuple((name, type(v)) for name, v in kwargs.items()))
 
 
+class Keyers(NamedTuple):
+    """A form's two generated functions."""
+
+    key: Keyer
+    """``key(args, kwargs)``: the call's key, or None for a call of another form."""
+    find: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+    """``find(args, kwargs)``: the memo's entry for the call (None: none, or another
+    form), the most recent hit first when its guard passes."""
+
+
 def keyer(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     signature: Callable[[Any], Hashable | None],
     reads: Sequence[str] | None,
+    tables: tuple[dict[Hashable, Any], dict[Hashable, Any]],
     settings: Sequence[list[Any]],
-) -> Keyer | None:
-    """The key function of this call's form, or None when the form has an argument
-    that is neither a tensor (``signature`` is not None) nor a plain scalar."""
+) -> Keyers | None:
+    """The key and find functions of this call's form, or None when the form has an
+    argument that is neither a tensor (``signature`` is not None) nor a plain scalar.
+    ``tables``: the memo's entries and their guards, by key."""
     values = [*args, *kwargs.values()]
     names = [f"a{i}" for i in range(len(args))] + [f"k{i}" for i in range(len(kwargs))]
     tensors = [signature(value) is not None for value in values]
     if not all(t or type(v) in SCALARS for t, v in zip(tensors, values)):
         return None
-    namespace: dict[str, Any] = {"signature": signature, "form": object()}
-    checks, parts, signatures = [], ["form"], []
+    namespace: dict[str, Any] = {
+        "signature": signature, "form": object(), "plans": tables[0], "guards": tables[1],
+        "mru": [(_never, None, None)],
+    }  # fmt: skip
+    checks, parts, others, signatures = [], ["form"], [], []
     for index, (name, value, tensor) in enumerate(zip(names, values, tensors)):
         namespace[f"T{index}"] = type(value)
         checks.append(f"type({name}) is not T{index}")
         if not tensor:
-            parts.append(f"{name}.hex()" if type(value) is float else name)
+            others.append(f"{name}.hex()" if type(value) is float else name)
         elif reads is not None:
             parts += [read.format(name) for read in reads]
         else:  # a None (a value the hook does not know) would key nothing: no key
             signatures += [
-                f"        s{index} = signature({name})",
-                f"        if s{index} is None:",
-                "            return None",
+                f"s{index} = signature({name})",
+                f"if s{index} is None:",
+                "    return None",
             ]
             parts.append(f"s{index}")
     tensor_names = [n for n, t in zip(names, tensors) if t]
-    parts += [f"{a} is {b}" for i, a in enumerate(tensor_names) for b in tensor_names[i + 1 :]]
+    others += [f"{a} is {b}" for i, a in enumerate(tensor_names) for b in tensor_names[i + 1 :]]
     for index, setting in enumerate(settings):
         namespace[f"S{index}"] = setting
-        parts.append(f"S{index}[0]")
-    unpack = [f"        {', '.join(names[: len(args)])}, = args"] if args else []
-    unpack += [f"        k{i} = kwargs[{name!r}]" for i, name in enumerate(kwargs)]
+        others.append(f"S{index}[0]")
+    head = [f"{', '.join(names[: len(args)])}, = args"] if args else []
+    head += [f"k{i} = kwargs[{name!r}]" for i, name in enumerate(kwargs)]
+    head += [f"if {' or '.join(checks) or 'False'}:", "    return None"]
+    head.append(f"rest = ({''.join(f'{o}, ' for o in others)})")
+    keying = [*signatures, f"key = ({', '.join(parts)}, rest)"]
+    recent = [  # the most recent hit: its guard implies the tensors' part of the key
+        "last = mru[0]",
+        f"if rest == last[1] and last[0]({', '.join(tensor_names)}):",
+        "    return last[2]",
+    ]
+    source = "\n".join(
+        [
+            _function("key", len(args), len(kwargs), [*head, *keying, "return key"]),
+            _function(
+                "find", len(args), len(kwargs),
+                [*head, *(recent if tensor_names else []), *keying, "entry = plans[key]"],
+                ["guard = guards.get(key)", "if guard is not None:",
+                 "    mru[0] = (guard, rest, entry)", "return entry"],
+            ),
+        ]
+    )  # fmt: skip
+    with LOCK:  # CPython's compiler is not safe to run from several threads at once
+        exec(compile(source, "<ninetoothed op key>", "exec"), namespace)  # noqa: S102
+    return Keyers(namespace["key"], namespace["find"])
+
+
+def _function(
+    name: str, count: int, keywords: int, body: list[str], after: Sequence[str] = ()
+) -> str:
+    """``name(args, kwargs)``: ``body`` in a ``try`` (any exception: None), then ``after``."""
     lines = [
-        "def key(args, kwargs):",
-        f"    if len(args) != {len(args)} or len(kwargs) != {len(kwargs)}:",
+        f"def {name}(args, kwargs):",
+        f"    if len(args) != {count} or len(kwargs) != {keywords}:",
         "        return None",
         "    try:",
-        *unpack,
-        f"        if {' or '.join(checks) or 'False'}:",
-        "            return None",
-        f"        return ({', '.join(parts)},)",
-        "    except Exception:  # a read the tensor refuses: no key, the full path",
+        *(f"        {line}" for line in body),
+        "    except Exception:  # a read the tensor refuses, or no entry: None",
         "        return None",
+        *(f"    {line}" for line in after),
     ]
-    with LOCK:  # CPython's compiler is not safe to run from several threads at once
-        exec(compile("\n".join(lines) + "\n", "<ninetoothed op key>", "exec"), namespace)  # noqa: S102
-    function: Keyer = namespace["key"]
-    return function
+    return "\n".join(lines) + "\n"
+
+
+def _never(*tensors: Any) -> bool:
+    return False

@@ -37,7 +37,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from ninetoothed.library.ops import decoding, kernels, split
-from ninetoothed.library.ops._keys import Keyer, form_of, keyer
+from ninetoothed.library.ops._keys import Keyer, Keyers, form_of, keyer
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
@@ -70,22 +70,27 @@ class Memo:
         tracing = getattr(framework, "tracing", _never) if self._signature else _always
         self._tracing: Callable[[], bool] = tracing
         self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
+        self._guard: Callable[[list[Any]], Any] | None = getattr(framework, "signature_guard", None)
         self._plans: dict[Hashable, Any] = {}
+        self._guards: dict[Hashable, Any] = {}
+        """Per planned key, a check that other tensors have its tensors' signatures."""
         self._keyer: Keyer = _no_key
         """The key function of the most recent call's form (:mod:`._keys`)."""
-        self._keyers: dict[Hashable, Keyer | None] = {}
+        self._find: Callable[[tuple[Any, ...], dict[str, Any]], Any] = _no_key
+        """Its twin finding the call's entry, the most recent hit first."""
+        self._keyers: dict[Hashable, Keyers | None] = {}
         _MEMOS.add(self)
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The op's result for ``args`` and ``kwargs``: by its plan when there is one.
 
-        The hot path: one tracing check, the most recent form's key, one lookup.
-        Every entry of the dict is called the same way: a plan, or the memo's own
-        step for a signature seen once (:meth:`_record`) or never planned
-        (:meth:`_full`)."""
+        The hot path: one tracing check, the most recent form's find (the most
+        recent hit's guard, else the key and one lookup), the plan.  Every entry
+        of the dict is called the same way: a plan, or the memo's own step for a
+        signature seen once (:meth:`_record`) or never planned (:meth:`_full`)."""
         if self._tracing():
             return self._operation(self._framework, *args, **kwargs)
-        entry = self._plans.get(self._keyer(args, kwargs))
+        entry = self._find(args, kwargs)
         if entry is None:
             return self._unplanned(args, kwargs)
         return entry(self._framework, args, kwargs)
@@ -109,6 +114,12 @@ class Memo:
         recorder = Recorder(framework, args, kwargs)
         result = self._operation(recorder, *args, **kwargs)
         self._plans[key] = recorder.plan(result) or self._full
+        if self._guard is not None:
+            tensors = [v for v in (*args, *kwargs.values()) if self._signature(v) is not None]  # type: ignore[misc]
+            try:
+                self._guards[key] = self._guard(tensors)
+            except Exception:  # noqa: BLE001 - tensors the guard cannot check: the key alone
+                self._guards.pop(key, None)
         return result
 
     def _full(self, framework: Framework, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -118,6 +129,7 @@ class Memo:
     def _remember(self, key: Hashable, value: Any) -> None:
         if len(self._plans) >= LIMIT:
             self._plans.clear()
+            self._guards.clear()
         self._plans[key] = value
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
@@ -128,12 +140,15 @@ class Memo:
     def _other_form(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
         """The key of a call whose form the most recent key function does not know: by
         its form's function (made on the form's first call), else argument by argument."""
+        found: Keyers | None
         try:
             form = form_of(args, kwargs)
-            found = self._keyers.get(form, _no_key)
-            if found is _no_key:
+            if form in self._keyers:
+                found = self._keyers[form]
+            else:
                 assert self._signature is not None
-                found = keyer(args, kwargs, self._signature, self._reads, SETTINGS)
+                tables = (self._plans, self._guards)
+                found = keyer(args, kwargs, self._signature, self._reads, tables, SETTINGS)
                 if len(self._keyers) >= LIMIT:
                     self._keyers.clear()
                 self._keyers[form] = found
@@ -141,8 +156,8 @@ class Memo:
             found = None
         if found is None:
             return self._parts_key(args, kwargs)
-        self._keyer = found
-        return found(args, kwargs) or self._parts_key(args, kwargs)
+        self._keyer, self._find = found
+        return found.key(args, kwargs) or self._parts_key(args, kwargs)
 
     def _parts_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
         """The call's signature argument by argument, or None when an argument has none."""
@@ -196,4 +211,5 @@ def forget() -> None:
     for memo in list(_MEMOS):
         memo._plans.clear()
         memo._keyers.clear()
-        memo._keyer = _no_key
+        memo._guards.clear()
+        memo._keyer = memo._find = _no_key
