@@ -15,7 +15,9 @@ framework traces calls.  A framework without ``signature`` runs every call
 in full.  A third, ``signature_reads``, gives what ``signature`` reads as
 expressions of one tensor (``"{}.shape"``, ``{}`` standing for it) for the
 memo to write inline into its key functions (:mod:`~ninetoothed.library.ops._keys`);
-without it they call ``signature``.  The plans the memo records call
+without it they call ``signature``.  A fourth, ``signature_guard(tensors)``,
+makes a check (or None) that other tensors have these tensors' signatures:
+the memo finds the most recent plan of a form by it, without a key.  The plans the memo records call
 ``allocation(like, shape, dtype)`` (a function of no argument, made once,
 allocating what ``empty`` would) and an :class:`InPlace` framework's
 ``launch_of(kernel)`` where a framework has them
