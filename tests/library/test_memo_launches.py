@@ -24,6 +24,7 @@ from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import _memo, decoding
 from ninetoothed.runtime import plugins
 from nt_torch import ops
+from nt_triton._launch.launcher import FastLauncher
 
 
 @pytest.fixture
@@ -127,19 +128,23 @@ def test_a_misaligned_view_meets_the_kernel_s_own_checks(launches):
 
 
 def test_a_plan_follows_the_kernel_s_current_configuration(launches):
-    """The op's plan calls the kernel's fast path, which finds the kernel's plan of the
-    call: a configuration chosen after the op's recording (tuning that finished later)
-    is the one launched."""
+    """The op's plan launches the kernel's plan of the moment: after the kernel makes a
+    new plan for the same call (a configuration chosen after the op's recording), the
+    new one is launched."""
     x, y = _randn(40), _randn(40)
     for _ in range(3):
         ops.add(x, y)
     assert _planned(ops.add)
     (fast,) = [f for f in plugins.adapter_for(x).__dict__["_launchers"].values() if f]
     retuned: list[tuple[Any, ...]] = []
-    for key, plan in list(fast.plans.items()):
-        fast.plans[key] = (*plan[:3], lambda stream, *per_call: retuned.append(per_call), *plan[4:])
-    fast.mru[0] = next(iter(fast.plans.values()))
+    stubbed = FastLauncher._launch_of
+    FastLauncher._launch_of = lambda *a: lambda stream, *per_call: retuned.append(per_call)
+    try:
+        fast.miss((x, y, torch.empty_like(x)), {})  # the kernel's miss path: a new plan
+    finally:
+        FastLauncher._launch_of = stubbed
     launches.clear()
+    retuned.clear()
     result = ops.add(x, y)
     assert not launches and retuned == [(x.data_ptr(), y.data_ptr(), result.data_ptr())]
 

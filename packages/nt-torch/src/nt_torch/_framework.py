@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,6 @@ class TorchFramework(InPlace):
 
     def __init__(self) -> None:
         self._adapter = TorchAdapter()
-        self._untraced: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def describe(self, tensor: Any) -> TensorInfo:
         """The adapter's description of a ``torch.Tensor``."""
@@ -49,16 +47,19 @@ class TorchFramework(InPlace):
         sizes = tuple(shape) or ((),)
         return functools.partial(torch.empty, *sizes, dtype=kind, device=like.device)
 
-    def launch_of(self, kernel: Any) -> Any:
-        """The kernel's fast path without its tracing check, once it has one (a memo's
-        plan runs untraced calls only), else the kernel."""
+    @staticmethod
+    def launch_of(kernel: Any) -> Any:
+        """The kernel's launch for one site of a memo's plan, once the kernel has a fast
+        path, else the kernel.  The plan runs untraced calls only, each with tensors of
+        the layout its key fixes and the same scalars: the fast path's pinned launch
+        checks only what differs between such calls (alignment, overlaps, tensors
+        requiring grad, a newer plan of the kernel's), its hot function the rest."""
         fast = getattr(kernel, "fast_path", None)
         if fast is None:
             return kernel
-        hot = self._untraced.get(fast)
-        if hot is None:
-            hot = self._untraced[fast] = fast.hot(lambda args, kwargs: fast.miss(args, kwargs))
-        return hot
+        miss = lambda args, kwargs: fast.miss(args, kwargs)  # noqa: E731 - read per miss
+        pinned = getattr(fast, "pinned", None)
+        return fast.hot(miss) if pinned is None else pinned(miss)
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""
