@@ -19,12 +19,16 @@ import pytest
 import torch
 from support.stub_gpu import Launches, stubbed_gpu
 
+import ninetoothed
+from ninetoothed import Symbol, Tensor
 from ninetoothed.errors import LaunchError
 from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import _memo, decoding
 from ninetoothed.runtime import plugins
 from nt_torch import ops
 from nt_triton._launch.launcher import FastLauncher
+
+pytestmark = pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors
 
 
 @pytest.fixture
@@ -160,3 +164,44 @@ def test_grad_requirements_take_the_right_path(launches):
         ops.swiglu(wanting, y)  # no backward: the kernel's miss path refuses it
     with torch.no_grad():
         assert ops.swiglu(wanting, y).grad_fn is None
+
+
+def _tiles(x: Any, y: Any, z: Any) -> Any:
+    return x.tile((16,)), y.tile((16,)), z.tile((16,))
+
+
+def _blocks(x: Any, y: Any, z: Any) -> Any:
+    block = Symbol("BLOCK", constexpr=True)
+    return x.tile((block,)), y.tile((block,)), z.tile((block,))
+
+
+def _sum(x: Any, y: Any, z: Any) -> None:
+    z = x + y  # noqa: F841
+
+
+def test_a_pinned_launch_sends_an_overlap_to_the_kernel_s_checks(launches):
+    """A pinned launch skips the layout checks, not the overlap check: an output sharing
+    memory with an input meets the kernel's refusal, as on its hot path."""
+    kernel = ninetoothed.make(_tiles, _sum, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y, z = (torch.zeros(64) for _ in range(3))
+    kernel(x, y, z)  # validated; the fast path is installed
+    launch = ops.framework.launch_of(kernel)
+    launch(x, y, z)
+    assert launch.__globals__["pinned"][0][3] is not None  # a plan pinned
+    launches.clear()
+    launch(x, y, torch.zeros(64))  # other tensors, one layout: the pinned plan
+    assert len(launches) == 1
+    base = torch.zeros(68)
+    with pytest.raises(LaunchError, match="overlap|share"):
+        launch(base[4:], y, base[:64])  # z overlaps x, 16 bytes apart: both aligned
+
+
+def test_a_pinned_launch_passes_other_call_forms_to_the_hot_path(launches):
+    kernel = ninetoothed.make(_blocks, _sum, (Tensor(1), Tensor(1), Tensor(1)))
+    x, y, z = (torch.zeros(64) for _ in range(3))
+    kernel(x, y, z, 16)
+    launch = ops.framework.launch_of(kernel)
+    for _ in range(2):
+        launches.clear()
+        launch(x, y, z, 16)  # the constexpr by position: the kernel puts it in form
+        assert launches == [("_sum", (x.data_ptr(), y.data_ptr(), z.data_ptr()))]

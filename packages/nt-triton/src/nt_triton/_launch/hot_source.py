@@ -141,7 +141,8 @@ def pinned_source(
     pairs: Sequence[tuple[int, int]] = (),
 ) -> str:
     """``launch(*arguments)``: the launch of the plan in ``pinned[0]`` for a caller whose
-    calls all have one layout and one set of scalars (a recorded op plan), by position.
+    calls all have one layout and one set of scalars (a recorded op plan), by position
+    (more arguments than the kernel's parameters go to ``repin``).
 
     It reads the pointers and checks what differs between such calls: alignment,
     overlaps, tensors the framework sends to the miss path, the current device, and
@@ -157,7 +158,9 @@ def pinned_source(
     per_call = ", ".join(pointers + [names[s] for s in scalars])
     repin = f"repin(({listed}{',' if count == 1 else ''}))"
     body = [
-        f"def launch({listed}):",
+        f"def launch({listed}{', ' if count else ''}*extra):",
+        "    if extra:  # another form of call (constexprs by position): the hot path",
+        f"        return repin(({listed}{',' if count else ''} *extra))",
         *(f"    {p} = {reads.pointer_read.format(names[t])}" for p, t in zip(pointers, tensors)),
         "    plan = pinned[0]",
         f"    if ({ored}) & 15 != plan[1] or pinned[1] != generation[0]:",
