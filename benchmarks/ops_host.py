@@ -12,7 +12,7 @@ against torch's with ``enable_gqa``.  Each op is called with the same
 arguments every time, so after its second call it runs its recorded plan
 (``ninetoothed.library.ops._memo``), found by the guard of the most recent
 hit: one tracing check, one C++ tensor check, the plan's allocations and
-the kernels' fast paths.
+the kernels' pinned launches.
 
 Method: a round calls one implementation ``--calls`` times back to back and
 divides the host's time by the calls; the device is synchronised before and
