@@ -68,21 +68,7 @@ def keyer(
         "signature": signature, "form": object(), "plans": tables[0], "guards": tables[1],
         "mru": [(_never, None, None)],
     }  # fmt: skip
-    checks, parts, others, signatures = [], ["form"], [], []
-    for index, (name, value, tensor) in enumerate(zip(names, values, tensors)):
-        namespace[f"T{index}"] = type(value)
-        checks.append(f"type({name}) is not T{index}")
-        if not tensor:
-            others.append(f"{name}.hex()" if type(value) is float else name)
-        elif reads is not None:
-            parts += [read.format(name) for read in reads]
-        else:  # a None (a value the hook does not know) would key nothing: no key
-            signatures += [
-                f"s{index} = signature({name})",
-                f"if s{index} is None:",
-                "    return None",
-            ]
-            parts.append(f"s{index}")
+    checks, parts, others, signatures = _reads(names, values, tensors, reads, namespace)
     tensor_names = [n for n, t in zip(names, tensors) if t]
     others += [f"{a} is {b}" for i, a in enumerate(tensor_names) for b in tensor_names[i + 1 :]]
     for index, setting in enumerate(settings):
@@ -112,6 +98,30 @@ def keyer(
     with LOCK:  # CPython's compiler is not safe to run from several threads at once
         exec(compile(source, "<ninetoothed op key>", "exec"), namespace)  # noqa: S102
     return Keyers(namespace["key"], namespace["find"])
+
+
+def _reads(
+    names: list[str],
+    values: list[Any],
+    tensors: list[bool],
+    reads: Sequence[str] | None,
+    namespace: dict[str, Any],
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Per argument, its type check and its part of the key: ``(checks, tensor parts,
+    other parts, signature lines)``; the types go into ``namespace`` as ``T<i>``."""
+    checks, parts, others, signatures = [], ["form"], [], []
+    for index, (name, value, tensor) in enumerate(zip(names, values, tensors)):
+        namespace[f"T{index}"] = type(value)
+        checks.append(f"type({name}) is not T{index}")
+        if not tensor:
+            others.append(f"{name}.hex()" if type(value) is float else name)
+        elif reads is not None:
+            parts += [read.format(name) for read in reads]
+        else:  # a None (a value the hook does not know) would key nothing: no key
+            signatures += [f"s{index} = signature({name})", f"if s{index} is None:"]
+            signatures.append("    return None")
+            parts.append(f"s{index}")
+    return checks, parts, others, signatures
 
 
 def _function(
