@@ -10,7 +10,9 @@ decoding Linear (16 x 4096 by a transposed 4096 x 4096 weight) against
 heads over a cache of 8 heads x 4k and 32k keys, head dimension 128)
 against torch's with ``enable_gqa``.  Each op is called with the same
 arguments every time, so after its second call it runs its recorded plan
-(``ninetoothed.library.ops._memo``).
+(``ninetoothed.library.ops._memo``), found by the guard of the most recent
+hit: one tracing check, one C++ tensor check, the plan's allocations and
+the kernels' pinned launches.
 
 Method: a round calls one implementation ``--calls`` times back to back and
 divides the host's time by the calls; the device is synchronised before and

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from support.base import poison_outputs
 from support.blocks import block, reference
 from support.stub_gpu import stubbed_gpu
 from support.tutorial import add
@@ -40,10 +41,10 @@ DEVICE = "cuda" if ON_GPU else "cpu"
 def poisoned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The ops' outputs start as NaN; on the CPU, blocks of 16 (several programs)."""
     framework = ops.framework
-    monkeypatch.setattr(
+    poison_outputs(
+        monkeypatch,
         framework,
-        "empty",
-        lambda like, shape: torch.full(
+        lambda like, shape, dtype=None: torch.full(
             tuple(shape), float("nan"), dtype=like.dtype, device=like.device
         ),
     )

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.base import ON_GPU
+from support.base import ON_GPU, poison_outputs
 
 from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import split
@@ -27,7 +27,7 @@ def ops(
 ) -> Iterator[Any]:
     """The framework's ops, with NaN-filled outputs and (on the CPU) pinned blocks."""
     module = framework.ops
-    monkeypatch.setattr(module.framework, "empty", framework.poisoned_like)
+    poison_outputs(monkeypatch, module.framework, framework.poisoned_like)
     marker = request.node.get_closest_marker("block")
     if ON_GPU:
         yield module

@@ -17,7 +17,7 @@ import contextlib
 
 import numpy as np
 import pytest
-from support.base import ON_GPU
+from support.base import ON_GPU, poison_outputs
 from support.library import DTYPES, assert_close, attention, random
 
 from ninetoothed.library import flash_decoding
@@ -105,7 +105,7 @@ def test_every_configuration_of_the_split_kernel(framework, monkeypatch, splits,
     cache in 3 pinned chunks; on the GPU a decoding step of grouped heads 32/8 over
     a ragged cache of 4,100 keys, split by the rule."""
     ops = framework.ops
-    monkeypatch.setattr(ops.framework, "empty", framework.poisoned_like)
+    poison_outputs(monkeypatch, ops.framework, framework.poisoned_like)
     heads, keys, dim = ((32, 8), 4100, 128) if ON_GPU else ((4, 2), 300, 16)
     q = random((1, heads[0], 1, dim), "float16")
     k, v = (random((1, heads[1], keys, dim), "float16") for _ in "kv")

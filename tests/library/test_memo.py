@@ -313,3 +313,49 @@ def test_traced_calls_take_the_full_path_and_plan_nothing():
 
 def _named(memo: _memo.Memo, name: str) -> bool:
     return getattr(memo._operation, "__name__", None) == name
+
+
+# ------------------------------------------------------------ the most recent hit
+
+
+def _scale(x: Any, s: float, out: Any) -> None:
+    out[...] = x * s
+
+
+def _scaling(framework: Any, x: Any, s: float) -> Any:
+    (out,) = framework.run(_scale, [x, s, framework.empty(x, x.shape)], [2])
+    return out
+
+
+class _Guarded(_Numpy):
+    """A hook whose guards pass every tensor and count their checks: only the rest of
+    the key (scalars, aliasing, settings) can tell calls apart on the most recent hit."""
+
+    def __init__(self) -> None:
+        self.checks = 0
+
+    def signature_guard(self, tensors: Any) -> Any:
+        def check(*given: Any) -> bool:
+            self.checks += 1
+            return True
+
+        return check
+
+
+def test_the_most_recent_hit_is_found_by_its_guard_and_the_rest_of_its_key():
+    hook = _Guarded()
+    memo = _memo.Memo(_scaling, hook)  # type: ignore[arg-type]
+    x = np.ones(3)
+    for _ in range(4):
+        assert (memo((x, 2.0), {}) == 2).all()
+    assert hook.checks == 1  # the fourth call: the guard, no key
+    for _ in range(3):
+        memo((x, 0.0), {})
+    negative = memo((x, -0.0), {})  # equal to 0.0, but another key: another result
+    assert np.signbit(negative).all()
+    assert not np.signbit(memo((x, 0.0), {})).any()
+    with pinned_block_sizes(8):  # a setting: the rest of the key differs
+        described = []
+        memo._operation = lambda f, *a: described.append(a) or _scaling(f, *a)
+        memo((x, 0.0), {})
+        assert described  # the full path, not the most recent plan

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 ON_GPU = os.environ.get("NT_TEST_GPU") == "1"
 """Set by ``nox -s gpu``: run kernels on CUDA instead of Triton's interpreter."""
+
+
+def poison_outputs(monkeypatch: Any, hook: Any, poisoned_like: Callable[..., Any]) -> None:
+    """Have the ops' framework ``hook`` allocate with ``poisoned_like(like, shape, dtype)``:
+    its ``empty``, and its ``allocation`` (what the memo's plans call) where it has one."""
+    monkeypatch.setattr(hook, "empty", poisoned_like)
+    if hasattr(hook, "allocation"):
+
+        def allocation(like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
+            return functools.partial(poisoned_like, like, shape, dtype)
+
+        monkeypatch.setattr(hook, "allocation", allocation)
 
 
 def poison_value(dtype: str) -> float | int | bool:

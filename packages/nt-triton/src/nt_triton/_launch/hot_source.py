@@ -19,7 +19,7 @@ from typing import Any
 
 from ninetoothed.runtime.hookspecs import HostReads
 
-__all__ = ["hot_source", "scalar_value"]
+__all__ = ["hot_source", "pinned_source", "scalar_value"]
 
 
 def scalar_value(value: Any) -> tuple[type, Any]:
@@ -90,17 +90,7 @@ def hot_source(
         "    except Exception:",
         "        return miss(args, kwargs)",
     ]
-    if pairs:
-        overlaps = " or ".join(
-            f"bounds[{3 * k}] < (gap := p{w} - p{o}) < bounds[{3 * k + 1}] "
-            f"and gap != bounds[{3 * k + 2}]"
-            for k, (w, o) in enumerate(pairs)
-        )
-        body += ["    bounds = plan[6]", f"    if {overlaps}:", "        return miss(args, kwargs)"]
-    if reads.miss_when is not None and tensors:
-        read = reads.miss_when[1]
-        tested = " or ".join(read.format(names[t]) for t in tensors)
-        body += [f"    if miss_mode() and ({tested}):", "        return miss(args, kwargs)"]
+    body += _after_plan(pairs, reads, [names[t] for t in tensors], "miss(args, kwargs)")
     if multi_device:
         body += [
             "    device = plan[4]",
@@ -120,3 +110,64 @@ def hot_source(
     key.append(f"    return ({key_text},)")
     method = ["def method(_kernel, *args, **kwargs):", *body[1:]]
     return "\n\n\n".join("\n".join(lines) for lines in (body, method, key)) + "\n"
+
+
+def _after_plan(
+    pairs: Sequence[tuple[int, int]], reads: HostReads, tensors: Sequence[str], miss: str
+) -> list[str]:
+    """The checks after a plan is found (lines of a function body): pointers of
+    tensors ``pairs`` that overlap, tensors the framework sends to ``miss``."""
+    lines = []
+    if pairs:
+        overlaps = " or ".join(
+            f"bounds[{3 * k}] < (gap := p{w} - p{o}) < bounds[{3 * k + 1}] "
+            f"and gap != bounds[{3 * k + 2}]"
+            for k, (w, o) in enumerate(pairs)
+        )
+        lines += ["    bounds = plan[6]", f"    if {overlaps}:", f"        return {miss}"]
+    if reads.miss_when is not None and tensors:
+        tested = " or ".join(reads.miss_when[1].format(t) for t in tensors)
+        lines += [f"    if miss_mode() and ({tested}):", f"        return {miss}"]
+    return lines
+
+
+def pinned_source(
+    count: int,
+    tensors: Sequence[int],
+    scalars: Sequence[int],
+    reads: HostReads,
+    *,
+    multi_device: bool,
+    pairs: Sequence[tuple[int, int]] = (),
+) -> str:
+    """``launch(*arguments)``: the launch of the plan in ``pinned[0]`` for a caller whose
+    calls all have one layout and one set of scalars (a recorded op plan), by position
+    (more arguments than the kernel's parameters go to ``repin``).
+
+    It reads the pointers and checks what differs between such calls: alignment,
+    overlaps, tensors the framework sends to the miss path, the current device, and
+    that the kernel made no plan since the pin (``generation``); any of those goes
+    to ``repin(arguments)``, which takes the hot path and pins its plan again.  No
+    key, no guard, no tracing check: the caller's own key fixes the layout and it
+    runs untraced calls only.
+    """
+    names = [f"t{i}" if i in tensors else f"s{i}" for i in range(count)]
+    listed = ", ".join(names)
+    pointers = [f"p{i}" for i in range(len(tensors))]
+    ored = " | ".join(pointers) or "0"
+    per_call = ", ".join(pointers + [names[s] for s in scalars])
+    repin = f"repin(({listed}{',' if count == 1 else ''}))"
+    body = [
+        f"def launch({listed}{', ' if count else ''}*extra):",
+        "    if extra:  # another form of call (constexprs by position): the hot path",
+        f"        return repin(({listed}{',' if count else ''} *extra))",
+        *(f"    {p} = {reads.pointer_read.format(names[t])}" for p, t in zip(pointers, tensors)),
+        "    plan = pinned[0]",
+        f"    if ({ored}) & 15 != plan[1] or pinned[1] != generation[0]:",
+        f"        return {repin}",
+        *_after_plan(pairs, reads, [names[t] for t in tensors], repin),
+    ]
+    if multi_device:  # another current device: the hot path switches
+        body += ["    if plan[4] != current_device():", f"        return {repin}"]
+    body.append(f"    return plan[3](stream(plan[4]), {per_call})")
+    return "\n".join(body) + "\n"

@@ -42,7 +42,7 @@ from nt_triton import _failures as failures
 from nt_triton import _tuning as tuning
 from nt_triton._abi import ParameterKind
 from nt_triton._launch import compiled
-from nt_triton._launch.hot_source import hot_source, scalar_value
+from nt_triton._launch.hot_source import hot_source, pinned_source, scalar_value
 from nt_triton._launch.reads import reader
 from nt_triton._launch.target import LaunchTarget
 from nt_triton._launch.tuning_calls import (
@@ -84,6 +84,8 @@ class FastLauncher:
         """Where calls without a plan go: ``miss(args, kwargs)`` (full validation)."""
         self.plans: dict[Any, Plan] = {}
         self.mru: list[Plan] = [_EMPTY]
+        self.generation = [0]
+        """Counts the plans made: a pinned launch (:meth:`pinned`) re-pins after each."""
         self._lock = threading.Lock()
         checks = kernel.spec.call_checks
         self._tensor_positions = [i for i, c in enumerate(checks) if not c.is_scalar]
@@ -108,6 +110,47 @@ class FastLauncher:
         trace recorded).  Generated per call of this method: keep it."""
         function: Callable[..., Any] = self._generate(miss, traced=False)["call"]
         return function
+
+    def pinned(self, miss: Miss) -> Callable[..., Any]:
+        """A launch for one caller whose calls all pass, by position and without keywords,
+        tensors of one layout (shapes, strides, dtypes, devices) and the same scalars: a
+        library op's recorded plan, whose own key fixes them.  It launches the plan it
+        pinned after checking only alignment, overlaps, tensors the framework sends to
+        the miss path and that no plan was made since; else it takes the hot path
+        (:meth:`hot`, misses to ``miss``) and pins that call's plan.  Untraced calls
+        only.  Generated per call of this method: one per caller."""
+        hot = self.hot(miss)
+        pinned: list[Any] = [_EMPTY, -1]
+        checks = self.kernel.spec.call_checks
+
+        def repin(arguments: tuple[Any, ...]) -> Any:
+            result = hot(*arguments)
+            plan = self.mru[0]
+            # The hot path leaves its plan in ``mru``, unless a miss could not key the
+            # call: pin only a plan whose guard and scalar classes fit this call.
+            tensors = [arguments[i] for i in self._tensor_positions]
+            scalars = [arguments[i] for i in self._scalar_positions]
+            classes = tuple(
+                scalar_value(s) if i in self._by_value else compiled.int_class(s)
+                for i, s in zip(self._scalar_positions, scalars)
+            )
+            fits = plan[0] is not _never and plan[2] == {} and plan[5] == classes
+            pinned[:] = [plan, self.generation[0]] if fits and plan[0](*tensors) else [_EMPTY, -1]
+            return result
+
+        source = pinned_source(
+            len(checks), self._tensor_positions, self._scalar_positions, self.reads,
+            multi_device=self.reads.current_device is not None, pairs=self.kernel.aliasing.pairs,
+        )  # fmt: skip
+        namespace: dict[str, Any] = {
+            "pinned": pinned, "generation": self.generation, "repin": repin,
+            "stream": self.reads.raw_stream, "current_device": self.reads.current_device,
+            "miss_mode": self.reads.miss_when[0] if self.reads.miss_when else None,
+        }  # fmt: skip
+        name = f"<ninetoothed pinned launch of {self.kernel.spec.name}>"
+        exec(compile(source, name, "exec"), namespace)  # noqa: S102
+        launch: Callable[..., Any] = namespace["launch"]
+        return launch
 
     def _generate(self, miss: Miss, *, traced: bool) -> dict[str, Any]:
         """The namespace of the generated ``call`` and ``key`` (with their ``source``)."""
@@ -160,6 +203,7 @@ class FastLauncher:
         if key is not None:
             self.plans[key] = plan
             self.mru[0] = plan
+        self.generation[0] += 1
         per_call = [*pointers, *scalars]
         if reads.current_device is not None and device != reads.current_device():
             with reads.device_guard(device):

@@ -51,7 +51,7 @@ def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Ca
     differentiable when it has a backward (:data:`GRADIENTS`).  Calls that need no
     gradient remember their decisions per signature
     (:mod:`~ninetoothed.library.ops._memo`)."""
-    memo = Memo(operation, framework)
+    memo = Memo(operation, framework).__call__  # the bound method: no slot lookup per call
     op = differentiated(operation.__name__, operation, framework, memo) or _plain(operation, memo)
     signature = inspect.signature(operation)
     parameters = list(signature.parameters.values())[1:]
@@ -60,7 +60,9 @@ def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Ca
     return op
 
 
-def _plain(operation: Callable[..., Any], memo: Memo) -> Callable[..., Any]:
+def _plain(
+    operation: Callable[..., Any], memo: Callable[[tuple[Any, ...], dict[str, Any]], Any]
+) -> Callable[..., Any]:
     @functools.wraps(operation)
     def op(*args: Any, **kwargs: Any) -> Any:
         plugins.call_guard()

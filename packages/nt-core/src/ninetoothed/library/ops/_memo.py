@@ -12,7 +12,14 @@ second runs it on a :class:`~ninetoothed.library.ops._recording.Recorder`,
 which notes each allocation, reshape and kernel run; the notes become a plan,
 a generated function repeating them on a new call's tensors without a check.
 Later calls of that signature run the plan: the kernels' own fast paths still
-check what they check (aliasing, tensors requiring grad).
+check what they check (pointer alignment, overlaps, tensors requiring grad),
+and launch from the kernel's plan of the moment (its configuration, tuned
+perhaps after the op's recording), but not whether the call is traced:
+the memo asked that once, first thing.
+
+A repeated call costs one tracing check, the key of its form (a function
+generated per form of call, :mod:`~ninetoothed.library.ops._keys`), one dict
+lookup and the plan.
 
 Bad input always meets the op's errors: an error stores nothing, so only a
 signature the op accepted has a plan.  A call with an argument that has no
@@ -24,11 +31,13 @@ Frameworks without a ``signature`` hook never use the memo.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from ninetoothed.library.ops import decoding, kernels, split
+from ninetoothed.library.ops._keys import Keyer, Keyers, form_of, keyer
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
@@ -42,10 +51,6 @@ LIMIT = 4096
 """Signatures one op remembers; past it the memo starts afresh (a decoding loop
 whose key/value cache grows makes a new signature per token)."""
 
-_SEEN = object()
-"""A signature called once: the next call records its plan."""
-_FULL = object()
-"""A signature whose calls all take the full path (its recording could not be repeated)."""
 _SCALARS = (bool, int, str, type(None))
 """Argument types keyed by their value (``float`` is keyed by its hex form)."""
 
@@ -61,36 +66,101 @@ class Memo:
         self._signature: Callable[[Any], Hashable | None] | None = getattr(
             framework, "signature", None
         )
-        self._tracing: Callable[[], bool] = getattr(framework, "tracing", _never)
+        # Without signatures, every call is one the memo cannot key: as if traced.
+        tracing = getattr(framework, "tracing", _never) if self._signature else _always
+        self._tracing: Callable[[], bool] = tracing
+        self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
+        self._guard: Callable[[list[Any]], Any] | None = getattr(framework, "signature_guard", None)
         self._plans: dict[Hashable, Any] = {}
+        self._guards: dict[Hashable, Any] = {}
+        """Per planned key, a check that other tensors have its tensors' signatures."""
+        self._keyer: Keyer = _no_key
+        """The key function of the most recent call's form (:mod:`._keys`)."""
+        self._find: Callable[[tuple[Any, ...], dict[str, Any]], Any] = _no_key
+        """Its twin finding the call's entry, the most recent hit first."""
+        self._keyers: dict[Hashable, Keyers | None] = {}
         _MEMOS.add(self)
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """The op's result for ``args`` and ``kwargs``: by its plan when there is one."""
-        if self._signature is None or self._tracing():
+        """The op's result for ``args`` and ``kwargs``: by its plan when there is one.
+
+        The hot path: one tracing check, the most recent form's find (the most
+        recent hit's guard, else the key and one lookup), the plan.  Every entry
+        of the dict is called the same way: a plan, or the memo's own step for a
+        signature seen once (:meth:`_record`) or never planned (:meth:`_full`)."""
+        if self._tracing():
             return self._operation(self._framework, *args, **kwargs)
+        entry = self._find(args, kwargs)
+        if entry is None:
+            return self._unplanned(args, kwargs)
+        return entry(self._framework, args, kwargs)
+
+    def _unplanned(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call the most recent form's key finds no entry for: by its full key."""
         key = self._key(args, kwargs)
-        plan: Any = self._plans.get(key) if key is not None else _FULL
-        if plan is None:
-            result = self._operation(self._framework, *args, **kwargs)
-            self._remember(key, _SEEN)
-            return result
-        if plan is _SEEN:
-            recorder = Recorder(self._framework, args, kwargs)
-            result = self._operation(recorder, *args, **kwargs)
-            self._plans[key] = recorder.plan(result) or _FULL
-            return result
-        if plan is _FULL:
+        if key is None:
             return self._operation(self._framework, *args, **kwargs)
-        return plan(self._framework, args, kwargs)
+        entry = self._plans.get(key)
+        if entry is not None:
+            return entry(self._framework, args, kwargs)
+        result = self._operation(self._framework, *args, **kwargs)
+        self._remember(key, functools.partial(self._record, key))
+        return result
+
+    def _record(
+        self, key: Hashable, framework: Framework, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """A signature's second call: run on a recorder, keep the plan (or the full path)."""
+        recorder = Recorder(framework, args, kwargs)
+        result = self._operation(recorder, *args, **kwargs)
+        self._plans[key] = recorder.plan(result) or self._full
+        if self._guard is not None:
+            tensors = [v for v in (*args, *kwargs.values()) if self._signature(v) is not None]  # type: ignore[misc]
+            try:
+                self._guards[key] = self._guard(tensors)
+            except Exception:  # noqa: BLE001 - tensors the guard cannot check: the key alone
+                self._guards.pop(key, None)
+        return result
+
+    def _full(self, framework: Framework, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A signature whose recording could not be repeated: the op in full."""
+        return self._operation(framework, *args, **kwargs)
 
     def _remember(self, key: Hashable, value: Any) -> None:
         if len(self._plans) >= LIMIT:
             self._plans.clear()
+            self._guards.clear()
         self._plans[key] = value
 
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
         """The call's signature, or None when an argument has none."""
+        key = self._keyer(args, kwargs)
+        return key if key is not None else self._other_form(args, kwargs)
+
+    def _other_form(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+        """The key of a call whose form the most recent key function does not know: by
+        its form's function (made on the form's first call), else argument by argument."""
+        found: Keyers | None
+        try:
+            form = form_of(args, kwargs)
+            if form in self._keyers:
+                found = self._keyers[form]
+            else:
+                assert self._signature is not None
+                tables = (self._plans, self._guards)
+                found = keyer(args, kwargs, self._signature, self._reads, tables, SETTINGS)
+                if len(self._keyers) >= LIMIT:
+                    self._keyers.clear()
+                self._keyers[form] = found
+        except Exception:  # a form the hook cannot read: argument by argument
+            found = None
+        if found is None:
+            return self._parts_key(args, kwargs)
+        self._keyer, self._find = found
+        return found.key(args, kwargs) or self._parts_key(args, kwargs)
+
+    def _parts_key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Hashable | None:
+        """The call's signature argument by argument, or None when an argument has none."""
         identities: list[int] = []
         try:
             parts = [self._part(value, identities) for value in args]
@@ -128,7 +198,18 @@ def _never() -> bool:
     return False
 
 
+def _always() -> bool:
+    return True
+
+
+def _no_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The key function before a first call: no form known."""
+
+
 def forget() -> None:
     """Drop every op's plans (for instance when the library's kernels are made afresh)."""
     for memo in list(_MEMOS):
         memo._plans.clear()
+        memo._keyers.clear()
+        memo._guards.clear()
+        memo._keyer = memo._find = _no_key

@@ -8,6 +8,13 @@ turns the notes into a generated function of ``(framework, args, kwargs)``
 that makes the same calls on another call's tensors.  The op's reads
 (``describe``) are not repeated: the memo's key fixes what they return.
 
+Where the framework offers them, a plan calls what lies below the hook, made
+once at recording: ``allocation(like, shape, dtype)``, a function of no
+argument making the output ``empty`` would (the key fixes ``like``'s dtype
+and device), and ``launch_of(kernel)``, the kernel's launch for calls known
+not to be traced, writing into its arguments as :class:`InPlace`'s ``run``
+does (the plan runs only untraced calls: the memo asks first).
+
 A recording cannot be repeated, and ``plan`` returns None, when a step got a
 tensor that is neither an argument nor a step's result (the op made it some
 other way), when the op used a part of the hook other than ``describe``,
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ninetoothed.library.ops.framework import Framework
+from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.runtime.syntax_trees import LOCK
 
@@ -56,20 +63,38 @@ class Recorder:
         return self._framework.describe(tensor)
 
     def empty(self, *args: Any, **kwargs: Any) -> Any:
-        """The framework's allocation, noted."""
-        return self._step("empty", args, kwargs)
+        """The framework's allocation, noted (as its ``allocation`` where it has one)."""
+        allocation = getattr(self._framework, "allocation", None)
+        if allocation is None:
+            return self._step("empty", args, kwargs)
+        result = self._framework.empty(*args, **kwargs)
+        self._encode_all(args, kwargs)  # the arguments reached the hook
+        name = f"s{len(self._lines)}"
+        self._lines.append(f"{name} = {self._constant(allocation(*args, **kwargs))}()")
+        self._note(result, name)
+        return result
 
     def reshape(self, *args: Any, **kwargs: Any) -> Any:
         """The framework's reshape, noted."""
         return self._step("reshape", args, kwargs)
 
     def run(self, *args: Any, **kwargs: Any) -> list[Any]:
-        """The framework's kernel run, noted; each output is a reference of its own."""
+        """The framework's kernel run, noted; each output is a reference of its own
+        (for a framework with ``launch_of``, the argument it was written into)."""
+        if isinstance(self._framework, InPlace) and hasattr(self._framework, "launch_of"):
+            return self._launch(*args, **kwargs)
         outputs = self._step("run", args, kwargs)
         name = self._lines[-1].split(" = ", 1)[0].strip()
         for index, output in enumerate(outputs):
             self._note(output, f"{name}[{index}]")
         return outputs  # type: ignore[no-any-return]
+
+    def _launch(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
+        """``run`` of an in-place framework, noted as a call of the kernel's launch."""
+        results = self._framework.run(kernel, arguments, outputs)
+        launch = self._constant(self._framework.launch_of(kernel))  # type: ignore[attr-defined]
+        self._lines.append(f"{launch}({', '.join(map(self._encode, arguments))})")
+        return results  # the arguments at ``outputs``: noted already
 
     def __getattr__(self, name: str) -> Any:
         """Any other part of the hook: passed on, and the recording is not repeated."""
@@ -92,12 +117,16 @@ class Recorder:
 
     def _step(self, method: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         result = getattr(self._framework, method)(*args, **kwargs)
-        arguments = [self._encode(value) for value in args]
-        arguments += [f"{name}={self._encode(value)}" for name, value in kwargs.items()]
+        arguments = self._encode_all(args, kwargs)
         name = f"s{len(self._lines)}"
         self._lines.append(f"{name} = framework.{method}({', '.join(arguments)})")
         self._note(result, name)
         return result
+
+    def _encode_all(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
+        """A call's arguments as the plan's expressions."""
+        arguments = [self._encode(value) for value in args]
+        return arguments + [f"{name}={self._encode(value)}" for name, value in kwargs.items()]
 
     def _note(self, value: Any, reference: str) -> None:
         self._references[id(value)] = reference
@@ -119,6 +148,10 @@ class Recorder:
             return f"[{', '.join(self._encode(item) for item in value)}]"
         if not (isinstance(value, float) or callable(value)):  # a kernel is callable
             self._repeatable = False  # a tensor the op made or got some other way
+        return self._constant(value)
+
+    def _constant(self, value: Any) -> str:
+        """The plan's name of a constant."""
         name = f"c{len(self._constants)}"
         self._constants[name] = value
         return name

@@ -12,7 +12,16 @@ Two optional members let the ops remember their decisions per call signature
 value of what the ops read of a tensor (type, shape, strides, dtype, device),
 None for anything else (a tracer); and ``tracing()``, true while the
 framework traces calls.  A framework without ``signature`` runs every call
-in full.
+in full.  A third, ``signature_reads``, gives what ``signature`` reads as
+expressions of one tensor (``"{}.shape"``, ``{}`` standing for it) for the
+memo to write inline into its key functions (:mod:`~ninetoothed.library.ops._keys`);
+without it they call ``signature``.  A fourth, ``signature_guard(tensors)``,
+makes a check (or None) that other tensors have these tensors' signatures:
+the memo finds the most recent plan of a form by it, without a key.  The plans the memo records call
+``allocation(like, shape, dtype)`` (a function of no argument, made once,
+allocating what ``empty`` would) and an :class:`InPlace` framework's
+``launch_of(kernel)`` where a framework has them
+(:mod:`~ninetoothed.library.ops._recording`).
 """
 
 from __future__ import annotations
@@ -62,3 +71,8 @@ class InPlace:
         """Call ``kernel``; the outputs are the arguments at ``outputs``, now written."""
         kernel(*arguments)
         return [arguments[index] for index in outputs]
+
+    def launch_of(self, kernel: Any) -> Any:
+        """What :meth:`run` calls for ``kernel``, on calls known not to be traced (the ops'
+        recorded plans call it directly): the kernel itself here."""
+        return kernel
