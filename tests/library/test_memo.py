@@ -359,3 +359,21 @@ def test_the_most_recent_hit_is_found_by_its_guard_and_the_rest_of_its_key():
         memo._operation = lambda f, *a: described.append(a) or _scaling(f, *a)
         memo((x, 0.0), {})
         assert described  # the full path, not the most recent plan
+
+
+@pytest.mark.parametrize("setting", ["off", "0", "on"])
+def test_the_memo_can_be_switched_off(monkeypatch, setting):
+    """``NINETOOTHED_OP_MEMO=off``: every call of a memo made then runs the op in full
+    (a way out should a plan misbehave); on, the third call of a signature runs its plan."""
+    monkeypatch.setenv(_memo.KNOB, setting)
+    calls = []
+
+    def op(framework: Any, x: Any) -> Any:
+        calls.append(x)
+        return _doubling(framework, x)
+
+    memo = _memo.Memo(op, _Numpy())  # type: ignore[arg-type]
+    for _ in range(4):
+        result, _flat = memo((np.arange(6.0).reshape(2, 3),), {})
+        assert (result == 2 * np.arange(6.0).reshape(2, 3)).all()
+    assert len(calls) == (2 if setting == "on" else 4)

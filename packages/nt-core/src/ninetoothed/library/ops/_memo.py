@@ -32,6 +32,7 @@ Frameworks without a ``signature`` hook never use the memo.
 from __future__ import annotations
 
 import functools
+import os
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -41,7 +42,7 @@ from ninetoothed.library.ops._keys import Keyer, Keyers, form_of, keyer
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
-__all__ = ["LIMIT", "SETTINGS", "Memo", "forget"]
+__all__ = ["KNOB", "LIMIT", "SETTINGS", "Memo", "enabled", "forget"]
 
 SETTINGS: tuple[list[Any], ...] = (kernels._PINNED, split._PINNED_SPLITS, decoding._PINNED)
 """The module-level settings the ops' choices read besides their arguments (each a
@@ -50,6 +51,11 @@ one-element list); their values are part of every key."""
 LIMIT = 4096
 """Signatures one op remembers; past it the memo starts afresh (a decoding loop
 whose key/value cache grows makes a new signature per token)."""
+
+KNOB = "NINETOOTHED_OP_MEMO"
+"""Set to ``off`` (or ``0``, ``false``, ``no``) before a framework's ops module is imported
+(``nt_torch.ops``: its memos are made then): every call takes the op's full path, as
+before the memo (a way out should a plan misbehave)."""
 
 _SCALARS = (bool, int, str, type(None))
 """Argument types keyed by their value (``float`` is keyed by its hex form)."""
@@ -66,8 +72,10 @@ class Memo:
         self._signature: Callable[[Any], Hashable | None] | None = getattr(
             framework, "signature", None
         )
-        # Without signatures, every call is one the memo cannot key: as if traced.
-        tracing = getattr(framework, "tracing", _never) if self._signature else _always
+        # Without signatures, every call is one the memo cannot key: as if traced; so
+        # with the memo switched off.
+        keyed = self._signature is not None and enabled()
+        tracing = getattr(framework, "tracing", _never) if keyed else _always
         self._tracing: Callable[[], bool] = tracing
         self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
         self._guard: Callable[[list[Any]], Any] | None = getattr(framework, "signature_guard", None)
@@ -196,6 +204,11 @@ class _Unknown(Exception):
 
 def _never() -> bool:
     return False
+
+
+def enabled() -> bool:
+    """Whether the memo serves calls (:data:`KNOB`), read as an op's memo is made."""
+    return os.environ.get(KNOB, "on").strip().lower() not in ("off", "0", "false", "no")
 
 
 def _always() -> bool:
