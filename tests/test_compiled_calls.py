@@ -113,6 +113,45 @@ def test_ops_on_fake_tensors_describe_their_outputs_and_launch_nothing() -> None
         add.kernel(flat, flat, torch.empty_like(flat))  # a user kernel: no pointer read
 
 
+def test_make_fx_with_real_tensors_records_the_ops_operator() -> None:
+    """``make_fx(tracing_mode="real")`` runs the function on real tensors under its
+    proxy mode: an eager launch would compute but leave the op out of the graph
+    (before, the launch failed on the proxies' storage).  The graph must hold the
+    operator and compute the op on new inputs."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def function(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        flat = torch.empty_like(a.flatten())
+        add.kernel(ops.add(a, b).flatten(), b.flatten(), flat)  # an op, then a user kernel
+        return flat
+
+    x, y = (torch.randn(40, 48, device=DEVICE) for _ in range(2))
+    graph = make_fx(function, tracing_mode="real")(x, y)
+    targets = [str(node.target) for node in graph.graph.nodes if node.op == "call_function"]
+    assert sum("ninetoothed" in target for target in targets) == 2, targets
+    a, b = torch.randn(40, 48, device=DEVICE), torch.randn(40, 48, device=DEVICE)
+    torch.testing.assert_close(graph(a, b), (a + 2 * b).flatten())
+
+
+def test_a_dispatch_mode_sees_the_ops_operator() -> None:
+    """A user's ``TorchDispatchMode`` (a FLOP counter, a logger) sees each call as the
+    op's operator, which runs under it as eagerly."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[str] = []
+
+    class Logged(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, y = (torch.randn(40, 48, device=DEVICE) for _ in range(2))
+    with Logged():
+        result = ops.add(x, y)
+    assert any("ninetoothed" in name for name in seen), seen
+    torch.testing.assert_close(result, x + y)
+
+
 def test_ops_compile_after_other_frameworks_dtypes_were_named(poisoned: None) -> None:
     """The core memoises dtype names for every framework; NumPy's dtypes there made
     Dynamo (torch 2.11) refuse the ops' describe ("cannot determine whether the
