@@ -38,7 +38,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from ninetoothed.library.ops import decoding, kernels, split
-from ninetoothed.library.ops._keys import Keyer, Keyers, form_of, keyer
+from ninetoothed.library.ops._keys import SCALARS, Keyer, Keyers, form_of, keyer
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
@@ -56,9 +56,6 @@ KNOB = "NINETOOTHED_OP_MEMO"
 """Set to ``off`` (or ``0``, ``false``, ``no``) before a framework's ops module is imported
 (``nt_torch.ops``: its memos are made then): every call takes the op's full path, as
 before the memo (a way out should a plan misbehave)."""
-
-_SCALARS = (bool, int, str, type(None))
-"""Argument types keyed by their value (``float`` is keyed by its hex form)."""
 
 _MEMOS: weakref.WeakSet[Memo] = weakref.WeakSet()
 
@@ -189,10 +186,8 @@ class Memo:
             identities.append(id(value))
             return signature
         kind = type(value)
-        if kind in _SCALARS:
-            return (kind, value)
-        if kind is float:  # the hex form tells -0.0 from 0.0 and equals itself for NaN
-            return (kind, value.hex())
+        if kind in SCALARS:  # a float by its hex form: -0.0 is not 0.0, NaN equals itself
+            return (kind, value.hex() if kind is float else value)
         if kind is tuple or kind is list:
             return (kind, tuple(self._part(item, identities) for item in value))
         raise _Unknown

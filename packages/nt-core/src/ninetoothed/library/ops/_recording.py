@@ -80,19 +80,21 @@ class Recorder:
 
     def run(self, *args: Any, **kwargs: Any) -> list[Any]:
         """The framework's kernel run, noted; each output is a reference of its own
-        (for a framework with ``launch_of``, the argument it was written into)."""
-        if isinstance(self._framework, InPlace) and hasattr(self._framework, "launch_of"):
-            return self._launch(*args, **kwargs)
+        (for an :class:`InPlace` framework, the argument it was written into)."""
+        if isinstance(self._framework, InPlace):
+            return self._launch(self._framework, *args, **kwargs)
         outputs = self._step("run", args, kwargs)
         name = self._lines[-1].split(" = ", 1)[0].strip()
         for index, output in enumerate(outputs):
             self._note(output, f"{name}[{index}]")
         return outputs  # type: ignore[no-any-return]
 
-    def _launch(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
+    def _launch(
+        self, framework: InPlace, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]
+    ) -> list[Any]:
         """``run`` of an in-place framework, noted as a call of the kernel's launch."""
-        results = self._framework.run(kernel, arguments, outputs)
-        launch = self._constant(self._framework.launch_of(kernel))  # type: ignore[attr-defined]
+        results = framework.run(kernel, arguments, outputs)
+        launch = self._constant(framework.launch_of(kernel))
         self._lines.append(f"{launch}({', '.join(map(self._encode, arguments))})")
         return results  # the arguments at ``outputs``: noted already
 
