@@ -205,3 +205,22 @@ def test_a_pinned_launch_passes_other_call_forms_to_the_hot_path(launches):
         launches.clear()
         launch(x, y, z, 16)  # the constexpr by position: the kernel puts it in form
         assert launches == [("_sum", (x.data_ptr(), y.data_ptr(), z.data_ptr()))]
+
+
+def test_a_kernel_forgets_its_plans_beyond_the_limit(launches, monkeypatch):
+    """Shapes that keep changing (a growing key/value cache) must not add plans for as
+    long as the process runs: beyond the limit a kernel forgets them all at once, and
+    its next calls plan and launch as before."""
+    from nt_triton._launch import launcher
+
+    monkeypatch.setattr(launcher, "PLAN_LIMIT", 4)
+    y = _randn(64)
+    for size in range(1, 12):
+        ops.add(_randn(size), y[:size])
+    (fast,) = [f for f in plugins.adapter_for(y).__dict__["_launchers"].values() if f]
+    assert 1 <= len(fast.plans) <= 4
+    x = _randn(64)
+    for _ in range(3):
+        launches.clear()
+        result = ops.add(x, y)
+        assert launches == [("add", (x.data_ptr(), y.data_ptr(), result.data_ptr()))]

@@ -54,12 +54,18 @@ from nt_triton._launch.tuning_calls import (
 )
 from nt_triton.tuner._core import TuningCall
 
-__all__ = ["FastLauncher", "Plan"]
+__all__ = ["PLAN_LIMIT", "FastLauncher", "Plan"]
 
 Plan = tuple[Any, ...]
 """``(guard, alignment, keywords, launch, device, scalar classes, overlap bounds)``: the
 bounds are :meth:`ninetoothed.runtime.aliasing.Aliasing.bounds`, the distances between
 pointers at which arguments would share memory a written one has."""
+
+
+PLAN_LIMIT = 1024
+"""Plans one kernel remembers; beyond it they are forgotten all at once.  Calls whose
+shapes keep changing (attention over a growing key/value cache: one new length per
+token) would otherwise add a plan per call for as long as the process runs."""
 
 
 def _never(*tensors: Any) -> bool:
@@ -201,6 +207,8 @@ class FastLauncher:
         except Exception:  # noqa: BLE001 - arguments the hot path cannot key: launch only
             key = None
         if key is not None:
+            if len(self.plans) >= PLAN_LIMIT:
+                self.plans.clear()  # in place: the generated hot functions hold this dict
             self.plans[key] = plan
             self.mru[0] = plan
         self.generation[0] += 1
