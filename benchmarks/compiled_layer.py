@@ -77,9 +77,16 @@ def report(rounds: int) -> str:
     if failures:
         raise RuntimeError(f"timing failed: {failures}")
     breaks = sum(counters["graph_break"].values())
+    # Which break, and whose: the reasons Dynamo counted (the two models share the
+    # layer's code, so a break in it would show once per model and shape).
+    reasons = "; ".join(
+        f"{count} x {str(reason).splitlines()[0][:200]}"
+        for reason, count in counters["graph_break"].items()
+    )
     lines = [
         f"One Llama 3 8B decoder layer under torch.compile, float16: tokens/s (medians of "
         f"{rounds} interleaved rounds; {breaks} graph breaks in all)",
+        *([f"Graph breaks: {reasons}"] if reasons else []),
         "",
         "| shape | ours, tokens/s | torch, tokens/s | ours / torch |",
         "|---|---:|---:|---:|",
