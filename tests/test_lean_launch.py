@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import struct
 import subprocess
@@ -33,14 +34,19 @@ STREAM = 0x5700
 
 
 @pytest.fixture(scope="module")
-def fake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeCuda]:
+def fake_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-in libcuda, built here with the system compiler."""
+    return build_fake_cuda(tmp_path_factory.mktemp("fakecuda"))
+
+
+@pytest.fixture(scope="module")
+def fake(fake_path: Path) -> Iterator[FakeCuda]:
     """The stand-in libcuda, loaded by the extension (built here with the system compiler)."""
-    path = build_fake_cuda(tmp_path_factory.mktemp("fakecuda"))
     module = lean.build()
-    module.load(str(path))
+    module.load(str(fake_path))
     saved = list(lean._state)
     lean._state[:] = [module]
-    yield FakeCuda(path)
+    yield FakeCuda(fake_path)
     lean._state[:] = saved
 
 
@@ -261,8 +267,32 @@ def test_the_knob_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert lean._load() is None
 
 
-def test_a_failed_build_falls_back_quietly(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_it_builds_and_loads_the_driver_named(
+    fake_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("NINETOOTHED_C_LAUNCHER", raising=False)
-    monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
+    monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))  # built afresh
+    assert lean._load() is not None
+    monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(tmp_path / "no-libcuda.so"))
+    assert lean._load() is None  # no driver: Triton's launcher
+
+
+def test_a_failed_build_falls_back_quietly(
+    fake_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import triton
+
+    def failing(*args: Any) -> str:
+        raise subprocess.CalledProcessError(1, ["cc"])
+
+    monkeypatch.delenv("NINETOOTHED_C_LAUNCHER", raising=False)
+    monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
-    assert lean._load() is None
+    monkeypatch.setattr(triton.knobs.build, "impl", failing)  # Triton's build hook
+    with caplog.at_level(logging.DEBUG, logger="nt_triton._launch.lean"):
+        assert lean._load() is None
+    assert "lean launcher unavailable" in caplog.text

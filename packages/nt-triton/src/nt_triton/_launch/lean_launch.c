@@ -25,7 +25,7 @@
 typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
 
-static struct {
+typedef struct {
     CUresult (*ctx_get_current)(CUcontext *);
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*primary_retain)(CUcontext *, CUdevice);
@@ -33,7 +33,9 @@ static struct {
     CUresult (*error_name)(CUresult, const char **);
     CUresult (*error_string)(CUresult, const char **);
     launch_t launch;
-} driver;
+} Driver;
+
+static Driver driver;
 
 static int driver_loaded = 0;
 
@@ -57,24 +59,26 @@ static PyObject *load(PyObject *module, PyObject *argument) {
         return PyErr_Format(PyExc_OSError, "cannot load the CUDA driver %s: %s", path,
                             reason ? reason : "not found");
     }
+    /* Resolved into a copy first: a driver that lacks a function changes nothing. */
+    Driver resolved;
     struct { const char *name; void **slot; } symbols[] = {
-        {"cuCtxGetCurrent", (void **)&driver.ctx_get_current},
-        {"cuDeviceGet", (void **)&driver.device_get},
-        {"cuDevicePrimaryCtxRetain", (void **)&driver.primary_retain},
-        {"cuCtxSetCurrent", (void **)&driver.ctx_set_current},
-        {"cuGetErrorName", (void **)&driver.error_name},
-        {"cuGetErrorString", (void **)&driver.error_string},
-        {"cuLaunchKernel", (void **)&driver.launch},
+        {"cuCtxGetCurrent", (void **)&resolved.ctx_get_current},
+        {"cuDeviceGet", (void **)&resolved.device_get},
+        {"cuDevicePrimaryCtxRetain", (void **)&resolved.primary_retain},
+        {"cuCtxSetCurrent", (void **)&resolved.ctx_set_current},
+        {"cuGetErrorName", (void **)&resolved.error_name},
+        {"cuGetErrorString", (void **)&resolved.error_string},
+        {"cuLaunchKernel", (void **)&resolved.launch},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         void *symbol = dlsym(library, symbols[i].name);
         if (symbol == NULL) {
-            driver_loaded = 0;
             return PyErr_Format(PyExc_OSError, "the CUDA driver %s has no %s", path,
                                 symbols[i].name);
         }
         *symbols[i].slot = symbol;
     }
+    driver = resolved;
     driver_loaded = 1;
     Py_RETURN_NONE;
 }
