@@ -1,6 +1,7 @@
 """Per-call host cost of the library's ops (``nt_torch.ops``) against torch's, in one run.
 
     python benchmarks/ops_host.py                  # a CUDA GPU: ratios against torch
+    python benchmarks/ops_host.py --breakdown      # a CUDA GPU: where ops.add's time goes
     TRITON_INTERPRET=1 python benchmarks/ops_host.py --cpu-stub   # CPU, launches stubbed
 
 Cases, float16: ``add`` of 4096 elements against ``torch.add``; ``mm`` of a
@@ -126,6 +127,9 @@ def main(argv: list[str]) -> int:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cpu-stub", action="store_true", help="CPU, launches stubbed")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="time ops.add's parts (ops_host_breakdown.py)"
+    )
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--calls", type=int, default=100, help="calls per round (100)")
     args = parser.parse_args(argv)
@@ -144,7 +148,12 @@ def main(argv: list[str]) -> int:
     else:
         where = torch.cuda.get_device_name()
     device = "cpu" if args.cpu_stub else "cuda"
-    lines = table(list(cases(device, args.cpu_stub)), args.rounds, args.calls)
+    if args.breakdown and not args.cpu_stub:
+        from ops_host_breakdown import breakdown
+
+        lines = breakdown(measure, args.rounds, args.calls)
+    else:
+        lines = table(list(cases(device, args.cpu_stub)), args.rounds, args.calls)
     if args.cpu_stub:
         stub.__exit__(None, None, None)
     print(f"host cost per call: {where}; torch {torch.__version__}; {args.rounds} rounds")

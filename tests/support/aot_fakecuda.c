@@ -18,6 +18,7 @@ int fake_loads = 0;                /* modules loaded */
 const void *fake_images[256];      /* the image of each module */
 uintptr_t fake_load_contexts[256]; /* the context each module was loaded in */
 int fake_launches = 0;
+int fake_fail_launch = 0;          /* cuLaunchKernel's result (nonzero: records nothing) */
 /* [0] grid x, [1] grid y, [2] grid z, [3] block x, [4] shared, [5] stream, [6] function,
    [8..] the parameters (up to the null entry NineToothed's launchers end them with),
    8 bytes each (4-byte ones: the low half). */
@@ -123,6 +124,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
                         unsigned by, unsigned bz, unsigned shared, void *stream, void **params,
                         void **extra) {
     (void)by; (void)bz; (void)extra;
+    if (fake_fail_launch) return fake_fail_launch;
     fake_launches++;
     clock_ms += (double)gx * bx / 1000.0;
     fake_record[0] = gx; fake_record[1] = gy; fake_record[2] = gz; fake_record[3] = bx;

@@ -35,6 +35,10 @@
   instead of splitting them into whole tiles (unmasked) and the ragged tail
   (:mod:`nt_triton._codegen.ragged_loops`; default on).  Read when a kernel is
   made; for comparing the two forms.
+* ``NINETOOTHED_C_LAUNCHER``: ``off`` (or ``0``, ``false``, ``no``) launches
+  every kernel through Triton's own launcher instead of NineToothed's lean C
+  launcher (:mod:`nt_triton._launch.lean`; default on where it applies).
+  Read once, at a process's first launch.
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -48,6 +52,7 @@ from typing import TextIO
 
 __all__ = [
     "MAX_COMPILE_WORKERS",
+    "c_launcher",
     "cache_dir",
     "cache_dir_is_configured",
     "compile_budget",
@@ -89,6 +94,12 @@ def cache_dir_is_configured() -> bool:
 def gpu_check() -> bool:
     """Whether ``make`` checks, under the interpreter, that kernels compile for a GPU."""
     configured = os.environ.get("NINETOOTHED_GPU_CHECK", "").strip().lower()
+    return configured not in ("0", "false", "off", "no")
+
+
+def c_launcher() -> bool:
+    """Whether launches may take the lean C launcher (``NINETOOTHED_C_LAUNCHER``)."""
+    configured = os.environ.get("NINETOOTHED_C_LAUNCHER", "").strip().lower()
     return configured not in ("0", "false", "off", "no")
 
 

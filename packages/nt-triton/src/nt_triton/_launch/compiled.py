@@ -10,9 +10,10 @@ host).  The fast path does that work once per specialisation here:
   JIT spells it, so our compile and ``fn[grid](...)`` share Triton's disk
   cache entry;
 * :func:`compile_kernel` compiles it for a target (no GPU needed);
-* :class:`Loaded` loads it on one device and writes, once per kernel
-  signature, a small function that calls the raw launcher with everything
-  constant bound (:func:`launch_factory`).
+* :class:`Loaded` loads it on one device and binds launches: through the
+  lean C launcher (:mod:`nt_triton._launch.lean`) where it applies, else
+  through a small function, written once per kernel signature, that calls
+  Triton's raw launcher with everything constant bound (:func:`launch_factory`).
 
 The raw launcher is private Triton API: its calling convention is written
 here for Triton 3.6 and 3.9 (``docs/notes/triton-launch-internals.md`` §3);
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nt_triton._launch import lean
 from nt_triton.cache import _locks, _memos
 
 __all__ = [
@@ -235,10 +237,24 @@ class Loaded:
         self.pdl = bool(getattr(launcher, "launch_pdl", False))
         self.annotations = getattr(launcher, "arg_annotations", None)
         self.kernel_signature = getattr(launcher, "kernel_signature", None)
-        self.factory = _factory(self.style, tuple(order))
+        self.order = tuple(order)
+        self.factory = _factory(self.style, self.order)
+        self.lean = lean.usable(kernel, self.style)
+        """Whether launches take the lean C launcher (:mod:`nt_triton._launch.lean`)."""
 
     def bind(self, grid: tuple[int, int, int], others: Sequence[Any]) -> Callable[..., Any]:
-        """``launch(stream, *per_call)`` for one grid and the bound arguments."""
+        """``launch(stream, *per_call)`` for one grid and the bound arguments: through the
+        lean launcher where it applies, else through Triton's (:meth:`bind_triton`)."""
+        if self.lean:
+            made: Callable[..., Any] | None = lean.make_launch(
+                self.kernel, self.order, grid, list(others)
+            )
+            if made is not None:
+                return made
+        return self.bind_triton(grid, others)
+
+    def bind_triton(self, grid: tuple[int, int, int], others: Sequence[Any]) -> Callable[..., Any]:
+        """``launch(stream, *per_call)`` through Triton's own launcher."""
         extra = (self.cooperative, self.pdl, self.annotations, self.kernel_signature)
         launch: Callable[..., Any] = self.factory(
             self.raw, grid, self.function, self.packed, extra, *others

@@ -1,0 +1,136 @@
+"""The lean launcher: a small C extension that launches a bound kernel.
+
+Triton's own launcher parses every argument of every launch from a tuple
+(about 6 µs per call on an H100 host, more than half of a whole
+``torch.add``).  A bound launch knows all but the pointers and run-time
+scalars beforehand, so ``lean_launch.c`` keeps the rest packed and, per call,
+converts only the per-call values and calls ``cuLaunchKernel``.
+
+The extension is one module for all kernels, built on first use with the
+system's C compiler through Triton's own helper (``triton.runtime.build``,
+cached in Triton's cache like Triton's launchers) against the ``cuda.h``
+Triton ships; it loads the CUDA driver with ``dlopen`` (``libcuda.so.1``,
+or the file ``NINETOOTHED_LIBCUDA`` names, as NineToothed's C libraries do).
+Launches take it only where it is known to pass what Triton's launcher
+passes (:func:`usable`); anywhere else, with ``NINETOOTHED_C_LAUNCHER=off``,
+or where it cannot be built, they take Triton's launcher as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from nt_triton import knobs
+from nt_triton._launch.layout import parameter_layout
+
+__all__ = ["NAME", "SOURCE", "build", "extension", "make_launch", "usable"]
+
+NAME = "ninetoothed_lean_launch"
+"""The extension module's name (its ``PyInit_`` function's)."""
+
+SOURCE = Path(__file__).with_name("lean_launch.c")
+
+_log = logging.getLogger(__name__)
+_state: list[Any] = []
+"""``[module or None]`` once decided: built and loaded at most once per process."""
+_lock = threading.Lock()
+
+
+def build() -> Any:
+    """Build (or find in Triton's cache) and import the extension; its driver not yet loaded."""
+    from triton.runtime.build import compile_module_from_src
+
+    from nt_triton.aot._cc import cuda_include
+
+    return compile_module_from_src(
+        src=SOURCE.read_text(),
+        name=NAME,
+        include_dirs=[str(cuda_include())],
+        libraries=["dl"],
+    )
+
+
+def driver_path() -> str:
+    """The CUDA driver library the extension loads."""
+    return os.environ.get("NINETOOTHED_LIBCUDA") or "libcuda.so.1"
+
+
+def extension() -> Any | None:
+    """The extension with the CUDA driver loaded, or None where launches take Triton's
+    launcher: ``NINETOOTHED_C_LAUNCHER=off``, no C compiler, a failed build, no driver."""
+    if _state:
+        return _state[0]
+    with _lock:
+        if not _state:
+            _state.append(_load())
+    return _state[0]
+
+
+def _load() -> Any | None:
+    if not knobs.c_launcher():
+        _log.debug("lean launcher off (NINETOOTHED_C_LAUNCHER)")
+        return None
+    try:
+        module = build()
+        module.load(driver_path())
+    except Exception as error:  # noqa: BLE001 - any failure: Triton's launcher does the work
+        _log.debug("lean launcher unavailable, using Triton's launcher: %s", error)
+        return None
+    return module
+
+
+def usable(kernel: Any, style: str) -> bool:
+    """Whether launches of the loaded ``kernel`` may take the lean launcher.
+
+    Only where its parameters are known to be Triton 3.6's (launcher style
+    ``"3.6"``: no scratch memory), one CTA per program (no clusters), neither
+    cooperative nor programmatic-dependent launches, no tensor descriptors,
+    and no profiler's launch hooks (those run in Triton's launcher).
+    """
+    from nt_triton._launch.compiled import hooks_registered
+
+    metadata = kernel.metadata
+    launcher = kernel.run
+    return (
+        style == "3.6"
+        and getattr(metadata, "num_ctas", 1) == 1
+        and not getattr(launcher, "launch_cooperative_grid", False)
+        and not getattr(launcher, "launch_pdl", False)
+        and not getattr(metadata, "tensordesc_meta", None)
+        and getattr(kernel, "src", None) is not None
+        and not hooks_registered()
+        and extension() is not None
+    )
+
+
+def make_launch(
+    kernel: Any, order: tuple[str, ...], grid: tuple[int, int, int], bound: list[Any]
+) -> Any | None:
+    """``launch(stream, *per_call)`` of ``kernel`` through the extension, or None where its
+    signature has no plain layout (:func:`~nt_triton._launch.layout.parameter_layout`)."""
+    module = extension()
+    if module is None:
+        return None
+    layout = parameter_layout(list(kernel.src.signature.values()), order, bound)
+    if layout is None:
+        return None
+    metadata = kernel.metadata
+    try:
+        return module.Launch(
+            name=str(getattr(metadata, "name", "kernel")),
+            function=kernel.function,
+            grid=grid,
+            block=32 * metadata.num_warps,
+            shared=metadata.shared,
+            constants=layout.constants,
+            slots=layout.slots,
+            arity=layout.arity,
+            keep=kernel,
+        )
+    except (ValueError, TypeError, OverflowError) as error:  # a grid past the driver's range
+        _log.debug("lean launcher refused a launch, using Triton's launcher: %s", error)
+        return None

@@ -1,0 +1,76 @@
+"""Triton kernels whose launches the lean launcher's tests lay out and record.
+
+``python tests/support/lean_kernels.py`` (Triton compiling, not interpreting:
+an interpreter that ran in the process has patched ``triton.language``)
+prints what :func:`describe_for_sm90` finds, as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scalars(a, n, shift, big, b, factor, one, BLOCK: tl.constexpr):
+    """``b = a * factor + shift + big + one`` over ``n`` elements: pointers, an i32, an
+    i64, an fp32, an int specialised to 1 (compiled in) and a constexpr."""
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    x = tl.load(a + i, mask=mask).to(tl.float32)
+    tl.store(b + i, x * factor + shift + big + one, mask=mask)
+
+
+@triton.jit
+def copy2d(
+    src, rows, cols, stride_src, dst, stride_dst, negate, BR: tl.constexpr, BC: tl.constexpr
+):
+    """``dst = ±src`` over a two-dimensional grid of tiles: bound sizes and strides, a bool."""
+    r = tl.program_id(0) * BR + tl.arange(0, BR)[:, None]
+    c = tl.program_id(1) * BC + tl.arange(0, BC)[None, :]
+    mask = (r < rows) & (c < cols)
+    x = tl.load(src + r * stride_src + c, mask=mask)
+    if negate:
+        x = -x
+    tl.store(dst + r * stride_dst + c, x, mask=mask)
+
+
+CASES: dict[str, tuple[list[Any], dict[int, tuple[str, bool]]]] = {
+    "scalars": ([0, 100, 7, 2**40, 0, 1.5, 1, 128], {0: ("fp16", True), 4: ("fp32", True)}),
+    "copy2d": ([0, 33, 70, 80, 0, 96, True, 16, 32], {0: ("fp32", True), 4: ("fp32", False)}),
+}
+"""Per kernel: the values it is specialised for and its pointers' types and alignment."""
+
+
+def describe_for_sm90() -> dict[str, dict[str, Any]]:
+    """Each of :data:`CASES` compiled for sm_90 as the fast path compiles it: its
+    specialised signature, name, warps, shared memory and the PTX types of the compiled
+    function's parameters.  Run where Triton compiles (not interpreting)."""
+    from triton.backends.compiler import GPUTarget
+
+    from nt_triton._launch import compiled
+
+    described = {}
+    for name, (values, pointers) in CASES.items():
+        function = globals()[name]
+        parameters = [(p, p.isupper()) for p in function.arg_names]
+        specialisation = compiled.specialise(parameters, values, pointers)
+        binary = compiled.compile_kernel(function, specialisation, GPUTarget("cuda", 90, 32), 4, 3)
+        ptx = binary.asm["ptx"]
+        entry = ptx[ptx.index(".entry") :]
+        described[name] = {
+            "signature": list(binary.src.signature.values()),
+            "name": binary.metadata.name,
+            "num_warps": binary.metadata.num_warps,
+            "shared": binary.metadata.shared,
+            "ptx": re.findall(r"\.param \.(\w+)", entry[: entry.index(")")]),
+        }
+    return described
+
+
+if __name__ == "__main__":
+    print(json.dumps(describe_for_sm90()))
