@@ -87,6 +87,11 @@ class _GraphCall:
             # No cause: Dynamo looks at the cause, when there is one, for the type.
             raise _traced_error_type()(*error.args) from None
 
+    def __reduce__(self) -> str:
+        # The module's own op by name: pickles as the function did, and a (deep) copy of
+        # a model holding an op keeps the registered object (a copy would be traced).
+        return self.__name__
+
     def __repr__(self) -> str:
         # What help() shows of an instance: its name and the op's signature.
         return f"<nt_torch op {self.__name__}{inspect.signature(self._op)}>"
