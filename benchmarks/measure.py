@@ -2,7 +2,8 @@
 correctness, and interleaved rounds of timings.
 
 On a GPU a time is ``triton.testing.do_bench``'s median (CUDA events, the L2
-flushed before each call).  Under Triton's interpreter there are no events:
+flushed before each call), or, with :class:`LoopClock`, the time per call of
+a loop of back-to-back calls.  Under Triton's interpreter there are no events:
 the CPU clock stands in, so that the whole harness runs on a machine without
 a GPU (the numbers then mean nothing).
 """
@@ -13,6 +14,7 @@ import signal
 import statistics
 import threading
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -48,6 +50,60 @@ class Clock:
             fn()
             times.append((time.perf_counter() - start) * 1e3)
         return statistics.median(times)
+
+
+@dataclass(frozen=True)
+class LoopClock(Clock):
+    """Milliseconds per call of ``calls`` back-to-back calls, between two CUDA events.
+
+    What a model's loop sees: a call whose host work outlasts its kernels
+    costs its host time, one whose kernels outlast the host their time; no L2
+    flush between calls.  ``do_bench`` flushes the L2 before each call, so a
+    call's host time shorter than the flush hides behind it and a longer one
+    shows: a mix of the two.  :func:`interleaved_rounds` takes the median of
+    the rounds (each round one loop, after ``warmup`` calls)."""
+
+    calls: int = 200
+    warmup: int = 20
+
+    def median_ms(self, fn: Callable[[], object]) -> float:
+        """Milliseconds per call of one loop of ``calls`` calls (the name is
+        :class:`Clock`'s: the median is over rounds)."""
+        for _ in range(self.warmup):
+            fn()
+        self.sync()
+        if self.device != "cuda":
+            began = time.perf_counter()
+            for _ in range(self.calls):
+                fn()
+            return (time.perf_counter() - began) * 1e3 / self.calls
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(self.calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return float(start.elapsed_time(end)) / self.calls
+
+
+def own_code(function: Callable[..., object], label: str) -> Callable[..., object]:
+    """A copy of ``function`` with a code object of its own, named ``<name>_<label>``.
+
+    Dynamo keeps its compiled entries per code object: two compiled variants of
+    one function (two modes, two settings) share one cache, and each call
+    checks the guards of the other's entry first.  The copy shares the
+    original's globals, defaults and closure, so it computes the same."""
+    assert isinstance(function, types.FunctionType), function
+    name = f"{function.__name__}_{label}"
+    names = {"co_name": name}
+    if hasattr(function.__code__, "co_qualname"):  # Python 3.11 and later
+        names["co_qualname"] = name
+    code = function.__code__.replace(**names)
+    copy = types.FunctionType(
+        code, function.__globals__, name, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    return copy
 
 
 def _randn(clock: Clock, *shape: int) -> torch.Tensor:

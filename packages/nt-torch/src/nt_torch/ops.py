@@ -16,6 +16,7 @@ refuse such tensors with a clear error.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -38,13 +39,13 @@ __all__ = install(globals(), framework)
 class _TracedLaunchError(LaunchError, IndexError):
     """A :class:`~ninetoothed.errors.LaunchError` of an op traced under ``torch.compile``.
 
-    Dynamo reports most exceptions of a ``nonstrict_trace``-d function as an
-    unsupported output type, dropping the error itself.  A ``ValueRangeError``
+    Dynamo learns an op's outputs by running it on fake tensors and reports
+    most exceptions of that run as its own errors.  A ``ValueRangeError``
     raised with no cause it turns into a ``torch._dynamo.exc.UserError`` with
     the same message, raised from it (PyTorch 2.11 and 2.13;
     :func:`_traced_error_type` adds that base).  ``IndexError`` is the type
-    2.13 alone passes through its fake-tensor run.  Either way a bad call
-    fails the compile with the op's own message."""
+    2.13 alone passes through a backend's trace.  Either way a bad call fails
+    the compile with the op's own message."""
 
 
 @functools.cache
@@ -59,35 +60,48 @@ def _traced_error_type() -> type[_TracedLaunchError]:
     return TracedLaunchError
 
 
-def _traced_by_aot_autograd(names: list[str]) -> None:
-    """Have Dynamo record each op as one call (``torch._dynamo.nonstrict_trace``), which
-    AOTAutograd then traces: Dynamo guards every object it reads while it traces
-    Python, and the ops' checks, kernel lookup and launch routing read hundreds
-    (544 guards for ``rms_norm -> silu -> add``, against 43 for torch's ops: the
-    guards cost more per call than the block's kernels on the GPU).  The graph
-    is the same; eager calls pay one frame.  PyTorch without it traces them as before."""
-    mark = getattr(torch._dynamo, "nonstrict_trace", None)
-    if mark is None:
-        return
-    namespace = globals()
-    for name in names:
-        namespace[name] = mark(_with_traced_errors(namespace[name]))
+class _GraphCall:
+    """An op that Dynamo writes into its graph as one call (``allow_in_graph``).
 
+    Dynamo guards every object it reads while it traces Python: traced, the
+    ops' checks, kernel lookup and launch routing read hundreds of objects
+    (544 guards for ``rms_norm -> silu -> add``, against 43 for torch's ops).
+    Allowed in the graph, an op is one node whose only guard is the op's
+    identity; AOTAutograd traces its Python when it functionalises the graph
+    (``nt_torch.tracing.traced`` routes it to the operator there).  An instance,
+    not a function: ``torch.compile(ops.mm)`` itself then runs the op from a
+    frame of Dynamo's (it wraps callables without source), so the op is still
+    one call rather than a traced top frame.  Eager calls pay one frame."""
 
-def _with_traced_errors(op: Callable[..., Any]) -> Callable[..., Any]:
-    """``op``, raising :class:`_TracedLaunchError` for its errors while it is compiled."""
+    def __init__(self, op: Callable[..., Any]) -> None:
+        functools.update_wrapper(self, op)
+        self._op = op
 
-    @functools.wraps(op)
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The op, raising :class:`_TracedLaunchError` for its errors while it is traced."""
         try:
-            return op(*args, **kwargs)
+            return self._op(*args, **kwargs)
         except LaunchError as error:
             if not traced() or isinstance(error, _TracedLaunchError):
                 raise
             # No cause: Dynamo looks at the cause, when there is one, for the type.
             raise _traced_error_type()(*error.args) from None
 
-    return checked
+    def __reduce__(self) -> str:
+        # The module's own op by name: pickles as the function did, and a (deep) copy of
+        # a model holding an op keeps the registered object (a copy would be traced).
+        return self.__name__
+
+    def __repr__(self) -> str:
+        # What help() shows of an instance: its name and the op's signature.
+        return f"<nt_torch op {self.__name__}{inspect.signature(self._op)}>"
 
 
-_traced_by_aot_autograd(__all__)
+def _one_call_each(names: list[str]) -> None:
+    """Replace each op of this module by its :class:`_GraphCall`, allowed in Dynamo's graph."""
+    namespace = globals()
+    for name in names:
+        namespace[name] = torch.compiler.allow_in_graph(_GraphCall(namespace[name]))
+
+
+_one_call_each(__all__)

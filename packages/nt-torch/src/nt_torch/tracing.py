@@ -26,8 +26,8 @@ def traced() -> bool:
     A dispatch mode (one C call: the Python key in this thread's included set)
     is fake tensors, ``make_fx``'s proxies or a user's ``TorchDispatchMode``:
     each must see the op's operator, not a launch it cannot follow.  Dynamo runs
-    a ``nonstrict_trace``-d op on fake tensors to learn its outputs, and
-    PyTorch 2.11 does so with ``is_compiling`` false: an eager launch would read
+    an op it keeps as one call (``allow_in_graph``) on fake tensors to learn its
+    outputs, and PyTorch 2.11 does so with ``is_compiling`` false: an eager launch would read
     the fakes' data pointers; ``make_fx(tracing_mode="real")`` would record a
     graph without the op."""
     return bool(is_compiling() or _transforms_active() or _included(_PYTHON))
