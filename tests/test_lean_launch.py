@@ -25,7 +25,7 @@ from support import lean_kernels
 from support.aot import FakeCuda, build_fake_cuda
 from support.base import ON_GPU
 
-from nt_triton._launch import compiled, lean
+from nt_triton._launch import lean
 
 pytestmark = pytest.mark.skipif(ON_GPU, reason="the stand-in driver replaces the GPU's")
 
@@ -258,7 +258,7 @@ def test_it_is_used_only_where_it_passes_what_tritons_launcher_passes(
     assert not lean.usable(kernel_like(metadata={"tensordesc_meta": [{}]}), "3.6")
     assert not lean.usable(kernel_like(launch_cooperative_grid=True), "3.6")
     assert not lean.usable(kernel_like(launch_pdl=True), "3.6")
-    monkeypatch.setattr(compiled, "hooks_registered", lambda: True)
+    monkeypatch.setattr(lean, "hooks_registered", lambda: True)
     assert not lean.usable(kernel_like(), "3.6")
 
 

@@ -40,7 +40,6 @@ __all__ = [
     "Loaded",
     "Specialisation",
     "compile_kernel",
-    "hooks_registered",
     "int_class",
     "int_type",
     "launch_factory",
@@ -274,18 +273,3 @@ def _factory(style: str, order: tuple[str, ...]) -> Callable[..., Any]:
     if factory is None:
         factory = _FACTORIES[key] = launch_factory(style, order)
     return factory
-
-
-def hooks_registered() -> bool:
-    """Whether a profiler registered Triton launch hooks (then launches take Triton's own path).
-
-    The direct launch passes no launch metadata and no hooks; read when a
-    launch is bound (on a miss), not per call.
-    """
-    try:
-        from triton import knobs
-
-        enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
-    except (ImportError, AttributeError):
-        return False
-    return bool(getattr(enter, "calls", None) or getattr(leave, "calls", None))

@@ -27,7 +27,7 @@ from typing import Any
 from nt_triton import knobs
 from nt_triton._launch.layout import parameter_layout
 
-__all__ = ["NAME", "SOURCE", "build", "extension", "make_launch", "usable"]
+__all__ = ["NAME", "SOURCE", "build", "extension", "hooks_registered", "make_launch", "usable"]
 
 NAME = "ninetoothed_lean_launch"
 """The extension module's name (its ``PyInit_`` function's)."""
@@ -83,6 +83,21 @@ def _load() -> Any | None:
     return module
 
 
+def hooks_registered() -> bool:
+    """Whether a profiler registered Triton launch hooks (then launches take Triton's launcher).
+
+    The lean launcher calls no hooks; read when a kernel is loaded, not per call.
+    """
+    try:
+        from triton import knobs as triton_knobs
+
+        runtime = triton_knobs.runtime
+        enter, leave = runtime.launch_enter_hook, runtime.launch_exit_hook
+    except (ImportError, AttributeError):
+        return False
+    return bool(getattr(enter, "calls", None) or getattr(leave, "calls", None))
+
+
 def usable(kernel: Any, style: str) -> bool:
     """Whether launches of the loaded ``kernel`` may take the lean launcher.
 
@@ -91,8 +106,6 @@ def usable(kernel: Any, style: str) -> bool:
     cooperative nor programmatic-dependent launches, no tensor descriptors,
     and no profiler's launch hooks (those run in Triton's launcher).
     """
-    from nt_triton._launch.compiled import hooks_registered
-
     metadata = kernel.metadata
     launcher = kernel.run
     return (
