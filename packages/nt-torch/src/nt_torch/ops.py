@@ -79,6 +79,11 @@ class _GraphCall:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The op, raising :class:`_TracedLaunchError` for its errors while it is traced."""
+        # A plain loop: eager calls pay a few isinstance checks, not a generator.
+        for value in (*args, *kwargs.values()) if kwargs else args:
+            if isinstance(value, _SYMBOLIC):
+                args, kwargs = _concrete(args), {k: _concrete(v) for k, v in kwargs.items()}
+                break
         try:
             return self._op(*args, **kwargs)
         except LaunchError as error:
@@ -95,6 +100,30 @@ class _GraphCall:
     def __repr__(self) -> str:
         # What help() shows of an instance: its name and the op's signature.
         return f"<nt_torch op {self.__name__}{inspect.signature(self._op)}>"
+
+
+_SYMBOLIC = (torch.SymBool, torch.SymInt, torch.SymFloat)
+"""Scalars Dynamo passes into the graph unspecialised (``is_causal=length > 1`` with a
+dynamic ``length``): an op's Python reads its scalars as Python values."""
+
+
+def _concrete(value: Any) -> Any:
+    """``value`` with symbolic scalars made Python ones (in tuples and lists too).
+
+    Reading one specialises it: the shape environment records a guard
+    (``length > 1``), so the compiled code serves only calls where it holds
+    and another value recompiles, as a torch op's Python does with its own
+    scalar arguments.  Allowed in the graph (``allow_in_graph``), an op would
+    otherwise compute with them, which its checks and kernel choice cannot."""
+    if isinstance(value, torch.SymBool):
+        return bool(value)
+    if isinstance(value, torch.SymInt):
+        return int(value)
+    if isinstance(value, torch.SymFloat):
+        return float(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_concrete(v) for v in value)
+    return value
 
 
 def _one_call_each(names: list[str]) -> None:

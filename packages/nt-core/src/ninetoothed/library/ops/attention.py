@@ -105,7 +105,13 @@ def _sdpa(
         raise LaunchError(f"{op}: the head dimension must be from 16 to 256, got {d}")
     # One kernel per power-of-two bound of the head dimension (16 … 256): its
     # tuning space is sized for the heads it gets, not for the largest.
-    variant = {"gqa": h_kv != h, "few_queries": lq <= FEW_QUERIES, "head_bound": _bound(d)}
+    # bool(): on a tracer's symbolic sizes (torch.compile with dynamic shapes) a
+    # comparison is symbolic; the tracer decides it (a guard) and the variant is a constant.
+    variant = {
+        "gqa": bool(h_kv != h),
+        "few_queries": bool(lq <= FEW_QUERIES),
+        "head_bound": _bound(d),
+    }
     found = kernel(sdpa_kernel, **variant, **({"lse": True} if lse else {}))
     return found, 1 / math.sqrt(d) if scale is None else float(scale), (b, h, lq, d)
 
@@ -138,7 +144,7 @@ def scaled_dot_product_attention_backward(
     (b, h, lq, d), (_, h_kv, lk, _) = _shape(framework, query), _shape(framework, key)
     scale = 1 / math.sqrt(d) if scale is None else float(scale)
     causal = bool(is_causal)
-    variant = {"gqa": h_kv != h, "head_bound": _bound(d)}
+    variant = {"gqa": bool(h_kv != h), "head_bound": _bound(d)}  # bool(): see _sdpa
     delta = framework.empty(query, (b, h, lq), "float32")
     (delta,) = framework.run(
         kernel(backward_kernel, part="delta", head_bound=_bound(d)), [output, grad, delta], [2]
