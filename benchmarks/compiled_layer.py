@@ -24,6 +24,7 @@ SHAPES = {"prefill (2 x 512)": (2, 512), "decode step (32 x 1)": (32, 1)}
 def _layer_call(model: Any, batch: int, tokens: int) -> tuple[Callable[[], Any], Any]:
     """A compiled call of ``model``'s first decoder layer and its input."""
     import torch
+    from measure import own_code
 
     hidden = torch.randn(batch, tokens, model.config.hidden_size, device="cuda")
     hidden = (hidden / 4).half()
@@ -35,7 +36,9 @@ def _layer_call(model: Any, batch: int, tokens: int) -> tuple[Callable[[], Any],
         output = layer(hidden, position_embeddings=embeddings)
         return output[0] if isinstance(output, tuple) else output
 
-    compiled = torch.compile(step)
+    # Each model and shape its own code object: on one, Dynamo's second compile would
+    # make the sizes dynamic and every variant would check the others' guards.
+    compiled = torch.compile(own_code(step, f"{id(model)}_{batch}x{tokens}"))
     return (lambda: compiled(hidden)), hidden
 
 

@@ -49,8 +49,10 @@ def _torch_rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.
 
 
 def _torch_sdpa(q, k, v, is_causal: bool, scale: float) -> torch.Tensor:
+    # bool(): compiled with dynamic shapes, ``length > 1`` is a SymBool, which torch's
+    # builtin refuses (a graph break per call); ours reads it as a Python bool.
     return F.scaled_dot_product_attention(
-        q, k, v, is_causal=is_causal, scale=scale, enable_gqa=k.shape[1] != q.shape[1]
+        q, k, v, is_causal=bool(is_causal), scale=scale, enable_gqa=k.shape[1] != q.shape[1]
     )
 
 
