@@ -156,7 +156,7 @@ echo "=== torch.compile on the GPU: tests, then the floors (benchmarks/compiled.
 timeout -k 10 "${NT_COMPILED_SECONDS:-200}" python3 tools/gpu_tests.py \
     tests/test_compiled_inductor_gpu.py tests/test_compiled_gpu.py tests/test_compiled_calls.py \
     tests/test_torch_compile.py tests/test_compiled_fusion.py tests/test_op_transforms.py \
-    tests/test_emitted_scalars.py -n 8 -q -rfs --tb=short -p no:cacheprovider -p no:logging \
+    tests/test_emitted_scalars.py tests/test_compiled_guards.py tests/test_compile_errors_gpu.py -n 8 -q -rfs --tb=short -p no:cacheprovider -p no:logging \
     2>&1 | grep -v "^\s*$" | tee "$LOGS/compiled-tests.log" | tail -20
 timeout -k 10 "${NT_COMPILED_BENCH_SECONDS:-300}" python3 benchmarks/compiled.py 2>&1 \
     | grep -v "^W[0-9]" | tee "$LOGS/compiled.log" | tail -40
@@ -165,8 +165,9 @@ fi
 if [[ $STEPS == *" host "* ]]; then
 echo "=== the ops' host cost per call, and their memo on the GPU"
 NT_TEST_GPU=1 timeout -k 10 120 python3 -m pytest -q -p no:cacheprovider -p no:logging \
-    tests/library/test_memo.py 2>&1 | tail -5
+    tests/library/test_memo.py tests/test_lean_launch_gpu.py 2>&1 | tail -5
 timeout -k 10 120 python3 benchmarks/ops_host.py --rounds 21 2>&1 | tee "$LOGS/ops-host.log" | tail -12
+timeout -k 10 120 python3 benchmarks/ops_host.py --breakdown 2>&1 | tee "$LOGS/ops-host-breakdown.log" | tail -10
 fi
 
 if [[ $STEPS == *" frameworks "* ]]; then
