@@ -135,11 +135,7 @@ class FastLauncher:
             # The hot path leaves its plan in ``mru``, unless a miss could not key the
             # call: pin only a plan whose guard and scalar classes fit this call.
             tensors = [arguments[i] for i in self._tensor_positions]
-            scalars = [arguments[i] for i in self._scalar_positions]
-            classes = tuple(
-                scalar_value(s) if i in self._by_value else compiled.int_class(s)
-                for i, s in zip(self._scalar_positions, scalars)
-            )
+            classes = self._classes([arguments[i] for i in self._scalar_positions])
             fits = plan[0] is not _never and plan[2] == {} and plan[5] == classes
             pinned[:] = [plan, self.generation[0]] if fits and plan[0](*tensors) else [_EMPTY, -1]
             return result
@@ -281,12 +277,16 @@ class FastLauncher:
             if made is not None:
                 guard = made
         aligned = 0 if not any(p & 15 for p in pointers) else -1
-        classes = tuple(
+        bounds = self.kernel.aliasing.bounds(bound.tensors, bound.unused)
+        return (guard, aligned, dict(kwargs), launch, device, self._classes(scalars), bounds)
+
+    def _classes(self, scalars: Sequence[Any]) -> tuple[Any, ...]:
+        """The plan's scalar classes of a call's scalars (in ``_scalar_positions`` order): a
+        constexpr one by value, a run-time one by its Triton class."""
+        return tuple(
             scalar_value(s) if i in self._by_value else compiled.int_class(s)
             for i, s in zip(self._scalar_positions, scalars)
         )
-        bounds = self.kernel.aliasing.bounds(bound.tensors, bound.unused)
-        return (guard, aligned, dict(kwargs), launch, device, classes, bounds)
 
     def _call_pointers(
         self, bound: BoundCall, args: tuple[Any, ...], pointers: list[int]
