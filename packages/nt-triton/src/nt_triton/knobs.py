@@ -91,22 +91,24 @@ def cache_dir_is_configured() -> bool:
     return bool(os.environ.get("NINETOOTHED_CACHE_DIR"))
 
 
+def _on(configured: str) -> bool:
+    """A switch's setting: anything but ``0``, ``false``, ``off`` or ``no`` (any case) is on."""
+    return configured.strip().lower() not in ("0", "false", "off", "no")
+
+
 def gpu_check() -> bool:
     """Whether ``make`` checks, under the interpreter, that kernels compile for a GPU."""
-    configured = os.environ.get("NINETOOTHED_GPU_CHECK", "").strip().lower()
-    return configured not in ("0", "false", "off", "no")
+    return _on(os.environ.get("NINETOOTHED_GPU_CHECK", ""))
 
 
 def c_launcher() -> bool:
     """Whether launches may take the lean C launcher (``NINETOOTHED_C_LAUNCHER``)."""
-    configured = os.environ.get("NINETOOTHED_C_LAUNCHER", "").strip().lower()
-    return configured not in ("0", "false", "off", "no")
+    return _on(os.environ.get("NINETOOTHED_C_LAUNCHER", ""))
 
 
 def split_loops() -> bool:
     """Whether code generation splits loops over tiles (``NINETOOTHED_SPLIT_LOOPS``)."""
-    configured = os.environ.get("NINETOOTHED_SPLIT_LOOPS", "").strip().lower()
-    return configured not in ("0", "false", "off", "no")
+    return _on(os.environ.get("NINETOOTHED_SPLIT_LOOPS", ""))
 
 
 def max_num_configs() -> int:
@@ -129,7 +131,7 @@ def tuning_progress(stream: TextIO) -> bool:
     """Whether to show tuning progress on ``stream``."""
     configured = os.environ.get("NINETOOTHED_TUNING_PROGRESS")
     if configured is not None and configured.strip():
-        return configured.strip().lower() not in ("0", "false", "off", "no")
+        return _on(configured)
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
