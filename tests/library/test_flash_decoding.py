@@ -183,12 +183,14 @@ def test_packing(group, queries, expected):
 
 @pytest.mark.parametrize(
     ("programs", "keys", "expected"),
-    [(8, 1024, 8), (8, 4096, 32), (8, 32768, 32), (8, 100, 1), (300, 32768, 1),
-     (8, 0, 1), (0, 4096, 1), (2, 64 * 300, 60), (132, 8192, 2)],
+    [(8, 1024, 8), (8, 4096, 16), (8, 32768, 16), (32, 4096, 4), (8, 100, 1),
+     (300, 32768, 1), (8, 0, 1), (0, 4096, 1), (2, 64 * 300, 60), (132, 8192, 1),
+     (66, 8192, 2), (67, 8192, 1)],
 )  # fmt: skip
 def test_key_splits_rule(programs, keys, expected):
-    """Blocks of 64 keys: at least 2 a chunk, about 2 x 132 programs, at most 64 chunks,
-    none empty (300 blocks in 64 chunks would be chunks of 5: 60 of them)."""
+    """Blocks of 64 keys: at least 2 a chunk, at most 132 programs (one a processor), at
+    most 64 chunks, none empty (300 blocks in 64 chunks would be chunks of 5: 60 of
+    them)."""
     assert decoding.key_splits(programs, keys) == expected
 
 
