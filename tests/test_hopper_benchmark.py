@@ -27,7 +27,7 @@ def test_every_section_runs_checks_and_times_each_implementation(tmp_path: Path)
     assert [case["section"] for case in report] == (
         ["prefill"] * 2
         + ["decode"] * 2
-        + ["fp8"] * 2
+        + ["fp8"] * 4  # tensor-wise and row-wise scales, each with and without fast sums
         + ["configs"]
         + ["gemm"] * 2
         + ["rows"] * 4

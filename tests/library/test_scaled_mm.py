@@ -17,6 +17,8 @@ import pytest
 from support.base import ON_GPU
 from support.library import assert_close, f64, random
 
+from ninetoothed.library import mm
+from ninetoothed.library.ops import kernels
 from ninetoothed.library.ops.scaled import FLOAT8
 
 M, K, N = 37, 70, 45
@@ -47,6 +49,41 @@ def test_scaled_products(framework, ops, rowwise, out_dtype):
     result = framework.to_numpy(ops.scaled_mm(*given, out_dtype=out_dtype))
     assert result.shape == (M, N)
     assert_close(result, expected(a, b, scale_a, scale_b), out_dtype, matrix=True)
+
+
+@pytest.mark.parametrize("rowwise", [False, True])
+def test_fast_accumulation(framework, ops, rowwise):
+    """``use_fast_accum=True`` (torch's flag) runs its own kernel, the one that lets the
+    tensor cores accumulate all of k; the default promotes each step to float32.  Both
+    are exact to float32 here (the interpreter and short sums)."""
+    a, b = float8((M, K)), float8((K, N))
+    scale_a, scale_b = scales(rowwise)
+    given = [framework.from_numpy(t) for t in (a, b, scale_a, scale_b)]
+    want = expected(a, b, scale_a, scale_b)
+    for fast in (False, True, False):
+        result = framework.to_numpy(ops.scaled_mm(*given, out_dtype="float32", use_fast_accum=fast))
+        assert_close(result, want, "float32", matrix=True)
+    # The memo of the first call did not answer the second: both kernels exist.
+    sources = [k.generated.source for k in kernels.made("scaled_mm")]
+    promoted = ["max_num_imprecise_acc=" in source for source in sources]
+    assert True in promoted and False in promoted
+
+
+@pytest.mark.parametrize(("rowwise", "strided"), [(False, True), (True, False)])
+def test_persistent_products(framework, ops, monkeypatch, rowwise, strided):
+    """Outputs of at least ``mm.PERSISTENT_ELEMENTS`` take persistent programs (lowered
+    here; 70 rows, as thin outputs keep their narrowed tiles: 5 x 3 pinned tiles walked
+    by fewer programs under the interpreter)."""
+    monkeypatch.setattr(mm, "PERSISTENT_ELEMENTS", 1)
+    m = 70
+    a, b = float8((m, K)), float8((K, N))
+    scale_a, scale_b = scales(rowwise, m)
+    given = framework.non_contiguous if strided else framework.from_numpy
+    operands = [given(a), given(b)] + [framework.from_numpy(s) for s in (scale_a, scale_b)]
+    result = framework.to_numpy(ops.scaled_mm(*operands, out_dtype="float32"))
+    assert_close(result, expected(a, b, scale_a, scale_b), "float32", matrix=True)
+    persistent = [k.spec.options.get("persistent") for k in kernels.made("scaled_mm")]
+    assert True in persistent
 
 
 @pytest.mark.parametrize(
@@ -88,9 +125,11 @@ def test_torch_s_own_scaled_mm_agrees(rowwise):
     scale_a, scale_b = (torch.from_numpy(s).to(device) for s in scales(rowwise, m, n))
     if not rowwise:
         scale_a, scale_b = scale_a.reshape(()), scale_b.reshape(())
-    theirs = torch._scaled_mm(a, w.t(), scale_a, scale_b, out_dtype=torch.float32)
-    ours = ops.scaled_mm(a, w.t(), scale_a, scale_b, out_dtype=torch.float32)
-    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    for fast in (False, True):
+        arguments = (a, w.t(), scale_a, scale_b)
+        theirs = torch._scaled_mm(*arguments, out_dtype=torch.float32, use_fast_accum=fast)
+        ours = ops.scaled_mm(*arguments, out_dtype=torch.float32, use_fast_accum=fast)
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
 
 
 def test_bad_arguments_are_named(framework, ops):
@@ -111,6 +150,10 @@ def test_bad_arguments_are_named(framework, ops):
             "scale_a must be float32, got float16",
         ),
         (lambda: ops.scaled_mm(a, b, one, one, out_dtype="int8"), "out_dtype must be one of"),
+        (
+            lambda: ops.scaled_mm(a, b, one, one, use_fast_accum="yes"),
+            "scaled_mm: use_fast_accum must be a bool, got str",
+        ),
     ]
     for call, message in calls:
         with pytest.raises(ValueError, match=message):
@@ -137,12 +180,15 @@ def test_real_tuning_space_on_the_gpu(monkeypatch, tmp_path):
     monkeypatch.setenv("NINETOOTHED_TUNING", "on")
     monkeypatch.setenv("NINETOOTHED_CACHE_DIR", str(tmp_path))
     assert "NINETOOTHED_MAX_NUM_CONFIGS" not in os.environ
-    for rowwise in (False, True):
-        premade = scaled_mm.premake(rowwise=rowwise)
+    # (rowwise, persistent, fast accumulation): each value of each with each other's.
+    variants = [(0, 0, 0), (1, 0, 1), (1, 1, 0), (0, 1, 1)]
+    for rowwise, persistent, fast in (tuple(map(bool, v)) for v in variants):
+        premade = scaled_mm.premake(rowwise=rowwise, persistent=persistent, fast_accum=fast)
         kernel = ninetoothed.make(
             premade.arrangement, premade.application, premade.tensors, **premade.options
         )
         assert len(kernel.generated.configurations) >= 4
+        assert bool(kernel.spec.options.get("persistent")) == persistent
         m, k, n = 1000, 2048, 1536
         a, b = float8((m, k)), float8((n, k))
         scale_a, scale_b = scales(rowwise, m, n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ninetoothed.errors import LaunchError
+from ninetoothed.library import mm as mm_kernel
 from ninetoothed.library import scaled_mm as scaled_mm_kernel
 from ninetoothed.library.ops import _common as common
 from ninetoothed.library.ops.framework import Framework, HostTensor
@@ -23,6 +24,7 @@ def scaled_mm(
     scale_a: HostTensor,
     scale_b: HostTensor,
     out_dtype: object = None,
+    use_fast_accum: bool = False,
 ) -> HostTensor:
     """``(input * scale_a) @ (mat2 * scale_b)`` in a new (M, N) tensor of ``out_dtype``,
     as ``torch._scaled_mm`` computes it without a bias.
@@ -33,7 +35,10 @@ def scaled_mm(
     ``mat2``, (1, N) (row-wise).  The products accumulate in float32 and the
     scales apply once, to the sums.  ``out_dtype`` (float16, bfloat16 or
     float32, as a dtype or its name) defaults to bfloat16: a float8 output, as
-    torch's default, is not offered.
+    torch's default, is not offered.  ``use_fast_accum`` (torch's too) lets a Hopper
+    GPU's tensor cores accumulate all of ``k`` in their shorter format: faster
+    (about 1.5x on an H100 at 4096^3), less precise over long sums; by default each
+    step's sum is added in float32.
     """
     op = "scaled_mm"
     infos = {
@@ -52,13 +57,22 @@ def scaled_mm(
     (m, k), (k2, n) = infos["input"].shape, infos["mat2"].shape
     if k != k2:
         raise LaunchError(f"{op}: cannot multiply shapes {(m, k)} and {(k2, n)}")
+    if not isinstance(use_fast_accum, bool):
+        raise LaunchError(
+            f"{op}: use_fast_accum must be a bool, got {type(use_fast_accum).__name__}"
+        )
     rowwise = _rowwise(op, infos, m, n)
     scales = (
         framework.reshape(scale_a, (m, 1) if rowwise else (1, 1)),
         framework.reshape(scale_b, (1, n) if rowwise else (1, 1)),
     )
     output = framework.empty(input, (m, n), _dtype(op, out_dtype))
-    found = kernel(scaled_mm_kernel, rowwise=rowwise)
+    # Large outputs walk their tiles in persistent programs, as mm's do: float8's
+    # shorter loads gain more from overlapping a tile's loads with the last one's store.
+    persistent = mm_kernel.uses_persistent(1, m, n)
+    found = kernel(
+        scaled_mm_kernel, rowwise=rowwise, persistent=persistent, fast_accum=use_fast_accum
+    )
     return framework.run(found, [input, mat2, *scales, output], [4])[0]
 
 
