@@ -28,6 +28,7 @@ __all__ = [
     "PERSISTENT_ELEMENTS",
     "PERSISTENT_TUNING",
     "THIN",
+    "THIN_CONFIGS",
     "TUNING",
     "application",
     "arrangement",
@@ -35,6 +36,7 @@ __all__ = [
     "pinned_configs",
     "premake",
     "tallest_block",
+    "thin_tuning",
     "tuning",
     "uses_persistent",
 ]
@@ -162,12 +164,46 @@ def tallest_block(rows: int) -> int | None:
     return tallest
 
 
+THIN_CONFIGS = (
+    (16, 128, 4, 6),
+    (16, 128, 2, 5),
+    (32, 128, 4, 6),
+    (32, 256, 4, 4),
+    (32, 256, 2, 5),
+    (64, 128, 4, 4),
+    (64, 128, 2, 5),
+    (64, 128, 4, 6),
+    (128, 64, 4, 4),
+    (128, 128, 4, 3),
+    (256, 64, 4, 3),
+)
+"""``(BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` a thin output tunes over, its
+``BLOCK_SIZE_M`` the tallest block (:func:`thin_tuning`).  A thin product reads its
+weight once and is memory-bound: what it needs is enough programs in flight, so
+narrow columns and long, deep-pipelined steps along ``k``.  On an H100 (one query
+token of Llama-8B's shapes, interleaved against cuBLAS) the general space's columns
+of at least 64 left 64 programs for N = 4096 and measured 0.76-0.86 of cuBLAS;
+columns of 16 or 32 measured 1.02-1.10 (M = 1 and 16) and 0.97-1.02 (M = 64).  The
+wide ones are for wide outputs (N = 14336), where the general space's picks were
+at cuBLAS's speed."""
+
+
 def blocks(tallest: int | None) -> dict[str, Any]:
     """The block sizes to tune, as arrangement arguments: the defaults, or thin
-    tiles of at most ``tallest`` rows with longer steps along ``k``."""
+    tiles of at most ``tallest`` rows with narrower columns and longer steps along ``k``."""
     if tallest is None:
         return {}
-    return {"BLOCK_SIZE_M": block_size(16, tallest), "BLOCK_SIZE_K": block_size(64, 128)}
+    return {
+        "BLOCK_SIZE_M": block_size(16, tallest),
+        "BLOCK_SIZE_N": block_size(16, 256),
+        "BLOCK_SIZE_K": block_size(64, 256),
+    }
+
+
+def thin_tuning(tallest: int) -> dict[str, Any]:
+    """``make``'s options for a thin output: :data:`THIN_CONFIGS` with ``BLOCK_SIZE_M`` of
+    ``tallest`` rows."""
+    return {"configs": pinned_configs(tuple((tallest, *c) for c in THIN_CONFIGS))}
 
 
 def premake(ndim: int = 2, tallest: int | None = None, persistent: bool = False) -> Premade:
@@ -179,9 +215,10 @@ def premake(ndim: int = 2, tallest: int | None = None, persistent: bool = False)
 
 
 def tuning(tallest: int | None, persistent: bool) -> dict[str, Any]:
-    """``make``'s options for a GEMM variant: :data:`PERSISTENT_TUNING` or :data:`TUNING`."""
+    """``make``'s options for a GEMM variant: :data:`PERSISTENT_TUNING`, :func:`thin_tuning`
+    or :data:`TUNING`."""
     if not persistent:
-        return TUNING
+        return TUNING if tallest is None else thin_tuning(tallest)
     if tallest is not None:
         raise ValueError(
             f"a thin GEMM (tallest={tallest}) has no persistent variant: its tiles are "

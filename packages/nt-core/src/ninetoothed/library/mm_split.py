@@ -91,4 +91,4 @@ def premake(ndim: int = 2, tallest: int | None = None) -> Premade:
     and an ``ndim + 1``-D workspace; ``tallest`` as for ``mm``."""
     tensors = (Tensor(ndim), Tensor(ndim), Tensor(ndim + 1))
     tuned = functools.partial(arrangement, **mm.blocks(tallest))
-    return Premade(tuned, application, tensors, mm.TUNING)
+    return Premade(tuned, application, tensors, mm.tuning(tallest, persistent=False))
