@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.library import assert_close
 from support.tutorial import add, matmul
 
+import ninetoothed
+from ninetoothed import Tensor
 from ninetoothed.errors import LaunchError
 
 MATMUL_TILES = {"BLOCK_SIZE_0": 128, "BLOCK_SIZE_1": 128, "BLOCK_SIZE_2": 128}
+
+SHARED_MATMUL = ninetoothed.make(matmul.arrangement, matmul.application, (Tensor(2),) * 3)
+"""One symbolic tensor for all three parameters: the kernel has one pair of sizes for
+them, so only square products of one size fit it."""
+
+SMALL_TILES = {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 16, "BLOCK_SIZE_K": 16}
 
 CASES = {
     # name: kernel, argument shapes, keywords, the two parameters and shapes named
@@ -43,6 +52,13 @@ CASES = {
         MATMUL_TILES,
         r"'input' \(shape \(70, 50\), dimension 0: 70\).*'output' \(shape \(65, 90\)",
     ),
+    "one Tensor object for every parameter": (
+        SHARED_MATMUL,
+        [(1, 64), (64, 32), (1, 32)],
+        SMALL_TILES,
+        r"'input' \(shape \(1, 64\), dimension 0: 1\).*'other' \(shape \(64, 32\).*"
+        r"make was given one Tensor object for both",
+    ),
 }
 
 
@@ -67,6 +83,15 @@ def test_tied_sizes_must_agree_under_jax_jit(case):
     kernel, shapes, keywords, message = CASES[case]
     with pytest.raises(LaunchError, match=message):
         framework.jit_call(kernel, arguments(framework, shapes), keywords, outputs=[2])
+
+
+def test_one_tensor_object_for_every_parameter_computes_square_products(framework):
+    """Shapes that fit the one symbolic tensor are computed right (3 x 3 programs)."""
+    a, b = arguments(framework, [(40, 40), (40, 40)])
+    args = [a, b, framework.poisoned((40, 40), "float32")]
+    (result,) = framework.call(SHARED_MATMUL, args, SMALL_TILES, outputs=[2])
+    expected = framework.to_numpy(a).astype(np.float64) @ framework.to_numpy(b)
+    assert_close(result, expected, "float32", matrix=True)  # TF32's tolerance on a GPU
 
 
 def test_agreements_are_derived_once_per_kernel():

@@ -307,9 +307,8 @@ def _disagree(
         for i, d in (left, right)
     ]
     raise LaunchError(
-        f"{spec.label}: {described[0]} and {described[1]} must have the same size: the "
-        f"arrangement reads both at the same index ({agreement.index}), so where one ends "
-        "the other would be masked and the result silently wrong"
+        f"{spec.label}: {described[0]} and {described[1]} must have the same size: "
+        f"{agreement.reason}"
     )
 
 

@@ -36,7 +36,7 @@ from ninetoothed.arrangement.simplify import simplify
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.arrangement.tensor import Tensor
 
-__all__ = ["Agreement", "derive", "positions"]
+__all__ = ["Agreement", "derive", "positions", "shared_sources"]
 
 _SHARED = "ninetoothed_shared_"
 """Names standing for what several parameters share (program index, subscript, tile)."""
@@ -51,6 +51,24 @@ class Agreement:
 
     index: str
     """The shared index they are read at, for messages."""
+
+    shared: bool = False
+    """Whether the tie is one symbolic tensor given for several parameters
+    (:func:`shared_sources`) rather than an index the arrangement shares."""
+
+    @property
+    def reason(self) -> str:
+        """Why the sizes must agree, for messages (completes "must have the same size: ")."""
+        if self.shared:
+            return (
+                "make was given one Tensor object for both (as in '(Tensor(2),) * 3'), so the "
+                "kernel has one size for them; give each parameter a Tensor of its own for "
+                "sizes that differ"
+            )
+        return (
+            f"the arrangement reads both at the same index ({self.index}), so where one ends "
+            "the other would be masked and the result silently wrong"
+        )
 
 
 def derive(
@@ -75,6 +93,21 @@ def derive(
         Agreement(tuple(dims), _readable(key, labels))
         for key, dims in groups.items()
         if len({position for position, _ in dims}) > 1
+    )
+
+
+def shared_sources(sources: Sequence[Tensor]) -> tuple[Agreement, ...]:
+    """The agreements of tensor parameters given one symbolic tensor (``(Tensor(2),) * 3``:
+    one object for three parameters): the kernel names that tensor's sizes once, for
+    all of them, so each dimension must have one size in every argument."""
+    groups: dict[int, list[int]] = {}
+    for position, source in enumerate(sources):
+        groups.setdefault(id(source), []).append(position)
+    return tuple(
+        Agreement(tuple((p, dim) for p in positions), f"dimension {dim}", shared=True)
+        for positions in groups.values()
+        if len(positions) > 1
+        for dim in range(sources[positions[0]].ndim)
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ninetoothed.arrangement.dtype import DataType
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import kernel_label
-from ninetoothed.spec._agreement import Agreement
+from ninetoothed.spec._agreement import Agreement, shared_sources
 from ninetoothed.spec._agreement import derive as derive_agreements
 from ninetoothed.spec._guards import Conditional, conditional_parameters
 from ninetoothed.spec._jagged_groups import offset_groups
@@ -127,10 +127,11 @@ class KernelSpec:
         tensors = self.tensor_parameters
         # A gathered parameter's arrangement ties no size (its grid is still checked
         # at launch).
-        return derive_agreements(
+        derived = derive_agreements(
             [p.arranged for p in tensors],
             skip={i for i, p in enumerate(tensors) if p.name in self.gathered},
         )
+        return derived + shared_sources([p.source for p in tensors])
 
     @cached_property
     def conditional(self) -> tuple[Conditional, ...]:

@@ -199,9 +199,7 @@ def _bound_checks(writer: Writer) -> None:
                 "SHAPE",
                 f"nt_size_{first}_{first_dim} != nt_size_{other}_{dim}",
                 f"{a!r} (dimension {first_dim}) and {b!r} (dimension {dim}) must have the "
-                f"same size: the arrangement reads both at the same index "
-                f"({agreement.index}), so where one ends the other would be masked and "
-                "the result silently wrong; got shapes %s",
+                f"same size: {agreement.reason}; got shapes %s",
                 _shapes(writer),
             )
 
