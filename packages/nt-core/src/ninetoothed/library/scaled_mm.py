@@ -13,7 +13,10 @@ sum over ``k``, so each program applies them once, to its accumulator:
 
 The tiling is :func:`ninetoothed.library.mm.arrangement`'s; a float8 element
 is one byte, so the reduction steps are longer than float16's (the tensor
-cores take 32 float8 values along ``k`` per instruction).
+cores take 32 float8 values along ``k`` per instruction).  Large outputs run
+in persistent programs, as ``mm``'s; the accumulation is float32 per step
+(:func:`application`, torch's default) or the tensor cores' own over all of
+``k`` (:func:`fast_application`, torch's ``use_fast_accum``).
 """
 
 from __future__ import annotations
@@ -133,7 +136,8 @@ def fast_application(
     accumulate in the tensor cores' shorter format (Triton's default for float8),
     elsewhere in float32.  The sum goes into the accumulator itself: written
     ``accumulator += dot``, Triton keeps a separate float32 add per step, which
-    waits for each step's products (0.65 of torch's time on an H100, against 1.03)."""
+    waits for each step's products (on an H100, torch's time over ours 0.65 against
+    1.03)."""
     accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
     for k in range(input.shape[0]):
         accumulator = ntl.dot(input[k], other[k], accumulator)
