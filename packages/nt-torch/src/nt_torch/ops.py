@@ -24,11 +24,9 @@ import torch
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.library.ops import install, kernels
+from nt_torch._after_import import when_imported
 from nt_torch._framework import TorchFramework
 from nt_torch.tracing import traced
-
-# Under torch.compile the ops' kernel lookup (and making a new variant) runs untraced.
-torch.compiler.assume_constant_result(kernels.variant_name)  # type: ignore[no-untyped-call]
 
 framework = TorchFramework()
 """The hook the ops are bound to."""
@@ -127,10 +125,22 @@ def _concrete(value: Any) -> Any:
 
 
 def _one_call_each(names: list[str]) -> None:
-    """Replace each op of this module by its :class:`_GraphCall`, allowed in Dynamo's graph."""
+    """Replace each op of this module by its :class:`_GraphCall`."""
     namespace = globals()
     for name in names:
-        namespace[name] = torch.compiler.allow_in_graph(_GraphCall(namespace[name]))
+        namespace[name] = _GraphCall(namespace[name])
+
+
+def _register_with_dynamo() -> None:
+    """Tell Dynamo what it must not trace: each op is one call in its graph, and the ops'
+    kernel lookup (which may make a new variant) is a constant it runs untraced."""
+    torch.compiler.assume_constant_result(kernels.variant_name)  # type: ignore[no-untyped-call]
+    namespace = globals()
+    for name in __all__:
+        torch.compiler.allow_in_graph(namespace[name])
 
 
 _one_call_each(__all__)
+# Registered once Dynamo is imported (torch.compile imports it before tracing): importing
+# Dynamo here would cost every eager program about 2 s (nt_torch._after_import).
+when_imported("torch._dynamo", _register_with_dynamo)
