@@ -66,6 +66,22 @@ def test_the_callback_runs_after_the_module_s_code_and_once(module_dir: Path) ->
     assert seen == [42]
 
 
+def test_a_spec_asked_for_before_the_import_does_not_spend_the_hook(module_dir: Path) -> None:
+    """``importlib.util.find_spec`` (an availability check) consults the finders without
+    importing; the import after it still calls back."""
+    import importlib.util
+
+    name = "nt_after_import_probe_c"
+    (module_dir / f"{name}.py").write_text("VALUE = 3\n")
+    seen: list[int] = []
+    when_imported(name, lambda: seen.append(sys.modules[name].VALUE))
+    assert importlib.util.find_spec(name) is not None
+    assert seen == []
+    import nt_after_import_probe_c  # noqa: F401
+
+    assert seen == [3]
+
+
 def test_a_module_imported_already_calls_back_at_once() -> None:
     seen: list[str] = []
     when_imported("json", lambda: seen.append("now"))

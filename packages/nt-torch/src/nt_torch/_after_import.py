@@ -9,10 +9,10 @@ with them and 0.2 s without, after ``import torch``, on a 2-core machine).
 registered before a trace can meet them.
 
 The mechanism is a finder first on ``sys.meta_path`` that answers for that one
-module only: it finds the module's spec with the finders after it, wraps the
-loader so the callback runs once the module's code has run, and then removes
-itself. The module ends with its own loader in ``__loader__`` and
-``__spec__.loader``.
+module only: it finds the module's spec with the other finders and wraps the
+loader, so that the callback runs once the module's code has run; then the
+finder removes itself.  The module ends with its own loader in ``__loader__``
+and ``__spec__.loader``.
 """
 
 from __future__ import annotations
@@ -37,11 +37,14 @@ def when_imported(name: str, callback: Callable[[], None]) -> None:
 
 
 class _Finder(importlib.abc.MetaPathFinder):
-    """Finds one module through the finders after it, with its loader wrapped."""
+    """Finds one module through the finders after it, with its loader wrapped; steps
+    aside once the module's code has run (a spec asked for without an import, as
+    ``importlib.util.find_spec`` does, leaves it in place)."""
 
     def __init__(self, name: str, callback: Callable[[], None]) -> None:
         self._name = name
         self._callback = callback
+        self._done = False
 
     def find_spec(
         self,
@@ -50,32 +53,45 @@ class _Finder(importlib.abc.MetaPathFinder):
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
         """The module's spec from the other finders, its loader wrapped; None otherwise."""
-        if fullname != self._name:
+        if fullname != self._name or self._done:
             return None
-        # Its one import is under way: the finder steps aside for good.
+        spec: importlib.machinery.ModuleSpec | None = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader, self)
+        return spec
+
+    def imported(self, module: ModuleType) -> None:
+        """The module's code has run: step aside, then call back (once)."""
+        if self._done:
+            return
+        self._done = True
         try:
             sys.meta_path.remove(self)
         except ValueError:
             pass
-        spec: importlib.machinery.ModuleSpec | None = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = find(fullname, path, target) if find is not None else None
-            if spec is not None:
-                break
-        if spec is None:
-            return None
-        if spec.loader is not None:
-            spec.loader = _Loader(spec.loader, self._callback)
-        return spec
+        try:
+            self._callback()
+        except Exception as error:  # noqa: BLE001 - the module itself imported fine
+            # Failing the import would take the module from its other users too.
+            warnings.warn(
+                f"nt_torch: the call after importing {module.__name__} failed: "
+                f"{type(error).__name__}: {error}",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 class _Loader(importlib.abc.Loader):
-    """A module's own loader, calling back once the module's code has run."""
+    """A module's own loader, telling its finder once the module's code has run."""
 
-    def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
+    def __init__(self, loader: Any, finder: _Finder) -> None:
         self._loader = loader
-        self._callback = callback
+        self._finder = finder
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
@@ -85,18 +101,9 @@ class _Loader(importlib.abc.Loader):
         return self._loader.create_module(spec)  # type: ignore[no-any-return]
 
     def exec_module(self, module: ModuleType) -> None:
-        """Run the module's code, give it back its own loader, then call back."""
+        """Run the module's code, give it back its own loader, then tell the finder."""
         self._loader.exec_module(module)
         module.__loader__ = self._loader
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
-        try:
-            self._callback()
-        except Exception as error:  # noqa: BLE001 - the module itself imported fine
-            # Failing the import would take the module from its other users too.
-            warnings.warn(
-                f"nt_torch: the call after importing {module.__name__} failed: "
-                f"{type(error).__name__}: {error}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        self._finder.imported(module)
