@@ -67,8 +67,9 @@ def scaled_mm(
         framework.reshape(scale_b, (1, n) if rowwise else (1, 1)),
     )
     output = framework.empty(input, (m, n), _dtype(op, out_dtype))
-    # Large outputs walk their tiles in persistent programs, as mm's do: float8's
-    # shorter loads gain more from overlapping a tile's loads with the last one's store.
+    # Large outputs walk their tiles in persistent programs, as mm's do (on an H100,
+    # 128 x 256 x 128 tiles so measured 0.99 of torch at 4096^3 against 0.71 for the
+    # best one-program-per-tile form: scaled_mm.PERSISTENT_CONFIGS).
     persistent = mm_kernel.uses_persistent(1, m, n)
     found = kernel(
         scaled_mm_kernel, rowwise=rowwise, persistent=persistent, fast_accum=use_fast_accum
