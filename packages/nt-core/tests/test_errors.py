@@ -336,9 +336,19 @@ def test_arrangement_returns_something_else_than_a_tensor():
 
 def test_arrangement_result_derived_from_another_parameter():
     tensors = (matrix("a"), matrix("b"), matrix("c"))
-    pattern = "result for 'other' is derived from a, not from the tensor given for it \\(b\\)"
+    pattern = (
+        "result for 'other' is derived from the tensor given for 'input' \\(a\\), "
+        "not from the tensor given for it \\(b\\)"
+    )
     with pytest.raises(ArrangementError, match=pattern):
         build_spec(application, tensors, (tensors[0], tensors[0], tensors[2]))
+
+
+def test_arrangement_result_derived_from_a_tensor_not_given():
+    tensors = (matrix("a"), matrix("b"), matrix("c"))
+    pattern = "result for 'other' is derived from a tensor not given to make \\(elsewhere\\)"
+    with pytest.raises(ArrangementError, match=pattern):
+        build_spec(application, tensors, (tensors[0], matrix("elsewhere"), tensors[2]))
 
 
 # -------------------------------------------------------------------- evaluate

@@ -104,6 +104,9 @@ def _parameters(
             f"the arrangement returned {len(arranged)} tensors for {len(sources)} parameters"
         )
     parameters = []
+    # Which parameter each given tensor is for: an unnamed tensor's own name is a
+    # generated one (``ninetoothed_tensor_7``), which tells the user nothing.
+    given_for = {id(source): name for name, source in zip(names, sources)}
     for parameter_name, source, result in zip(names, sources, arranged):
         if not isinstance(result, Tensor):
             raise ArrangementError(
@@ -111,9 +114,15 @@ def _parameters(
                 f"{parameter_name!r}; it must return one Tensor per parameter"
             )
         if result.source is not source:
+            origin = given_for.get(id(result.source))
+            derived = (
+                f"the tensor given for {origin!r} ({result.source.name})"
+                if origin is not None
+                else f"a tensor not given to make ({result.source.name})"
+            )
             raise ArrangementError(
-                f"the arrangement's result for {parameter_name!r} is derived from "
-                f"{result.source.name}, not from the tensor given for it ({source.name})"
+                f"the arrangement's result for {parameter_name!r} is derived from {derived}, "
+                f"not from the tensor given for it ({source.name})"
             )
         if source.ndim and not result.is_hierarchical():
             # Untiled (``return x, y`` or ``x[1:]``): one element per program.
