@@ -65,6 +65,25 @@ def test_mismatched_outermost_shapes_of_fixed_blocks_at_launch():
         kernel(input, other, torch.empty(40, 16, device=device))
 
 
+def test_a_value_where_the_arrangement_expects_a_tensor_is_named():
+    """``(Tensor(1), 3)``: the arrangement's own AttributeError, with which parameter got
+    what instead of a Tensor."""
+
+    def tiles(x, y, BLOCK=ninetoothed.block_size()):  # noqa: B008
+        return x.tile((BLOCK,)), y.tile((BLOCK,))
+
+    def double(x, y):
+        y = 2 * x  # noqa: F841
+
+    pattern = (
+        r"raised AttributeError: 'int' object has no attribute 'tile'; make was given "
+        r"int 3 for 'y', not a Tensor"
+    )
+    with pytest.raises(ArrangementError, match=pattern) as caught:
+        ninetoothed.make(tiles, double, (Tensor(1), 3))
+    assert isinstance(caught.value.__cause__, AttributeError)
+
+
 def test_arrangement_returning_wrong_count():
     with pytest.raises(ArrangementError, match="returned 2 tensors for 3 parameters"):
         ninetoothed.make(lambda x, y, z: (x, y), add.application, (Tensor(1),) * 3)

@@ -53,6 +53,17 @@ def _arranged_spec(
         arranged = arrangement(*tensors, **named_block_sizes(arrangement, len(tensors)))
     except MetaOperationError as error:
         raise MetaOperationError(_named_by_arrangement(str(error), arrangement, tensors)) from error
+    except (AttributeError, TypeError) as error:
+        others = _not_tensors(arrangement, tensors)
+        if not others:
+            raise
+        # A value where the arrangement expected a tensor (``(Tensor(1), 3)``): say so.
+        raise ArrangementError(
+            f"the arrangement {getattr(arrangement, '__qualname__', arrangement)} raised "
+            f"{type(error).__name__}: {error}; make was given {others}, not a Tensor: give "
+            "each tensor parameter a ninetoothed.Tensor (a constant as Tensor(0, "
+            "constexpr=True, value=...))"
+        ) from error
     if isinstance(arranged, Tensor):
         arranged = (arranged,)
     if not isinstance(arranged, (tuple, list)):
@@ -62,6 +73,21 @@ def _arranged_spec(
         )
     sources = tuple(tensor for tensor in tensors if isinstance(tensor, Tensor))
     return build_spec(application, sources, tuple(arranged), name=name, options=options)
+
+
+def _not_tensors(arrangement: Callable[..., Any], tensors: tuple[Any, ...]) -> str:
+    """The values of ``tensors`` that are not Tensors, each with the arrangement's
+    parameter that received it (empty when every value is a Tensor)."""
+    try:
+        parameters = list(inspect.signature(arrangement).parameters)
+    except (TypeError, ValueError):
+        parameters = []
+    return ", ".join(
+        f"{type(value).__name__} {value!r} for "
+        + (repr(parameters[position]) if position < len(parameters) else f"argument {position}")
+        for position, value in enumerate(tensors)
+        if not isinstance(value, Tensor)
+    )
 
 
 def _named_by_arrangement(
