@@ -3,6 +3,7 @@ still reach ``torch.compile``'s graph as one call each (:mod:`nt_torch._after_im
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,10 +14,14 @@ import pytest
 
 from nt_torch._after_import import when_imported
 
+DEVICE = "cuda" if os.environ.get("NT_TEST_GPU") == "1" else "cpu"
+"""The GPU where the suite runs on one (the child inherits TRITON_INTERPRET otherwise)."""
+
 
 def test_importing_the_ops_leaves_dynamo_unimported_and_compile_still_sees_one_call() -> None:
     """In a fresh process: no ``torch._dynamo`` after the import (an eager program never
     pays for it); then a compiled call's graph holds the op itself, not its insides."""
+    device = repr(DEVICE)
     script = textwrap.dedent(
         """
         import sys
@@ -30,12 +35,12 @@ def test_importing_the_ops_leaves_dynamo_unimported_and_compile_still_sees_one_c
             targets.extend(n.target for n in graph_module.graph.nodes if n.op == "call_function")
             return graph_module.forward
 
-        x, y = torch.randn(37), torch.randn(37)
+        x, y = torch.randn(37, device=DEVICE), torch.randn(37, device=DEVICE)
         compiled = torch.compile(lambda a, b: ops.add(a, b) * 2, backend=backend, fullgraph=True)
         torch.testing.assert_close(compiled(x, y), (x + y) * 2)
         assert any(target is ops.add for target in targets), targets
         """
-    )
+    ).replace("DEVICE", device)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
 
 

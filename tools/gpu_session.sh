@@ -156,7 +156,8 @@ echo "=== torch.compile on the GPU: tests, then the floors (benchmarks/compiled.
 timeout -k 10 "${NT_COMPILED_SECONDS:-200}" python3 tools/gpu_tests.py \
     tests/test_compiled_inductor_gpu.py tests/test_compiled_gpu.py tests/test_compiled_calls.py \
     tests/test_torch_compile.py tests/test_compiled_fusion.py tests/test_op_transforms.py \
-    tests/test_emitted_scalars.py tests/test_compiled_guards.py tests/test_compile_errors_gpu.py -n 8 -q -rfs --tb=short -p no:cacheprovider -p no:logging \
+    tests/test_emitted_scalars.py tests/test_compiled_guards.py tests/test_compile_errors_gpu.py \
+    tests/test_lazy_dynamo.py -n 8 -q -rfs --tb=short -p no:cacheprovider -p no:logging \
     2>&1 | grep -v "^\s*$" | tee "$LOGS/compiled-tests.log" | tail -20
 timeout -k 10 "${NT_COMPILED_BENCH_SECONDS:-300}" python3 benchmarks/compiled.py 2>&1 \
     | grep -v "^W[0-9]" | tee "$LOGS/compiled.log" | tail -40

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from support.library import DTYPES, assert_close, conv2d, f64, random
 
+import ninetoothed
 from ninetoothed.library import mm
 from ninetoothed.library.ops import kernels
 
@@ -153,3 +154,21 @@ def test_thin_outputs_have_no_persistent_variant():
     assert mm.uses_persistent(1, 2048, 2048) and not mm.uses_persistent(1, 2047, 2048)
     with pytest.raises(ValueError, match="thin GEMM"):
         mm.premake(2, tallest=16, persistent=True)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [{"tallest": 16}, {"tallest": 32}, {"tallest": mm.THIN}, {"persistent": True}],
+    ids=["thin 16", "thin 32", "thin 64", "persistent"],
+)
+def test_a_pinned_space_s_first_configuration_fits_float32(variant):
+    """``NINETOOTHED_MAX_NUM_CONFIGS`` cuts a pinned list to its first configurations
+    (the GPU tests keep one): the first must fit 4-byte elements, or a float32 product
+    fails (under Inductor, the whole compile; seen with the thin list's 6-stage first)."""
+    premade = mm.premake(2, **variant)
+    kernel = ninetoothed.make(
+        premade.arrangement, premade.application, premade.tensors, **premade.options
+    ).generated
+    first = kernel.tuner.configurations[0]
+    tiles = kernel.tuner.sizing.tiles(first.kwargs())
+    assert tiles.fits(4, first.num_warps, first.num_stages), first
