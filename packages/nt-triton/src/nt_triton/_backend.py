@@ -26,6 +26,7 @@ from nt_triton._kernel import TritonKernel
 from nt_triton.cache import _locks
 from nt_triton.cache import _reuse as index
 from nt_triton.cache import _sources as sources
+from nt_triton.tuner import _early as early
 
 __all__ = ["TritonBackend", "file_text"]
 
@@ -43,12 +44,17 @@ class TritonBackend:
 
         Processes making the same kernel at once generate it once: the first
         holds the fingerprint's lock while it generates and keeps the kernel;
-        the others wait, then find it kept.
+        the others wait, then find it kept.  A first tuning's compile workers and
+        Triton's cache key get ready meanwhile (:mod:`nt_triton.tuner._early`).
         """
         key = index.fingerprint(spec)
+        found = None if key is None else index.lookup(key)
+        if found is None:
+            early.ahead(spec, None)
+        else:
+            early.ahead(spec, found.path, len(found.entry.configurations))
         if key is None:
             return _generated(spec)[0]
-        found = index.lookup(key)
         if found is None:
             with _locks.held("index", key):
                 found = index.lookup(key)  # kept by another process meanwhile?

@@ -7,9 +7,12 @@ processes (:mod:`._worker`), each in its own session: at a job's deadline the
 parent kills the worker's process group (``ptxas`` included), records the
 configuration as over budget, and starts a new worker.  A worker that dies
 (LLVM aborts the process on some errors) costs its job, not the call.
-Workers are started on the first tuning of a process and kept for later
-ones; the caller hears of each job as it finishes, so it can load what has
-compiled while the rest compile.
+Workers are started on the first tuning of a process (or before it, while a
+kernel about to be tuned is still being prepared: :mod:`._early`) and kept
+for later ones; the caller hears of each job as it finishes, so it can load
+what has compiled while the rest compile.  Each job carries the parent's Triton
+cache key (:data:`KEY_FIELD`), so no worker hashes Triton's compiler
+library itself.
 """
 
 from __future__ import annotations
@@ -27,9 +30,35 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-__all__ = ["Answer", "CompilePool", "pool"]
+__all__ = ["KEY_FIELD", "Answer", "CompilePool", "pool", "triton_key"]
 
 Answer = dict[str, Any]
+
+KEY_FIELD = "triton_key"
+"""The job field a worker gets its parent's Triton cache key in (computed by the same
+installation: the key hashes files both processes read)."""
+
+
+_KEY: list[str | None] = []
+"""``[key or None]`` once :func:`triton_key` has answered."""
+_KEY_LOCK = threading.Lock()
+
+
+def triton_key() -> str | None:
+    """This process's Triton cache key, or None where Triton cannot give one (the workers
+    then compute their own).  Computed once, by Triton's own function (which memoises it
+    for this process's compiles too), by whichever thread asks first while the others
+    wait: Triton's memo does not stop two threads from hashing at once."""
+    if not _KEY:
+        with _KEY_LOCK:
+            if not _KEY:
+                try:
+                    from triton.runtime import cache
+
+                    _KEY.append(str(cache.triton_key()))
+                except Exception:  # noqa: BLE001 - a worker's own key is as good, only slower
+                    _KEY.append(None)
+    return _KEY[0]
 
 
 class _Worker:
@@ -103,6 +132,9 @@ class CompilePool:
         """Compile every job, at most ``limit`` at once (default: on every worker); each
         answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``, and ``done(index,
         answer)`` hears of each as it finishes."""
+        key = triton_key()
+        if key is not None:  # each worker takes the parent's (see _worker.get_ready)
+            jobs = [{**job, KEY_FIELD: key} for job in jobs]
         with self._lock:
             self.start()
             return self._run(jobs, budget, done, limit or self.size)

@@ -1,0 +1,127 @@
+"""Getting a first call's tuning ready while its kernel is still being made.
+
+A first call on a cold cache spends most of its time compiling candidates in
+worker processes (:mod:`._workers`).  Before the first of them can compile,
+the workers must start (each imports Triton's compiler) and Triton's cache
+key must be known (a hash of Triton's compiler library, hundreds of
+megabytes: 0.35 s on an H100 host, which each worker would otherwise spend
+too).  Neither depends on the call, so :func:`ahead`, called as code
+generation for a GPU begins, starts both in background threads while the
+calling thread generates the kernel, binds the call and sizes its tiles:
+
+* the key, once per process: any process that compiles a kernel needs it
+  (Triton computes it at the first compile, a disk hit or not), so it is
+  never wasted work there;
+* the compile workers, where the kernel will tune: it has more than one
+  configuration, tuning is on and compile workers are wanted, and nothing
+  was tuned for it before (no kernel of its fingerprint is kept, or its
+  table is empty: a cold cache, or a new kernel).  A kernel with a table
+  starts none: its calls most likely find their configurations there, and a
+  miss starts the workers as before.  The pool starts with as many workers
+  as the kernel's first tuning can use, within what this process may start;
+* the lean launcher's extension (a C compiler's run on a cold cache), which
+  the first load would otherwise wait for.
+
+On an H200 host this took mm's first call at 4096^3 from 3.2-4.1 s to
+2.2-2.5 s (with the key passed to the workers, :mod:`._workers`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ninetoothed.spec.kernel_spec import KernelSpec
+from nt_triton import _tuning as tuning
+from nt_triton import knobs
+from nt_triton.cache import _tables as table
+from nt_triton.tuner import _workers as workers
+
+__all__ = ["GPU_NODES", "ahead", "expected_configurations", "local_workers"]
+
+GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
+"""Device nodes of NVIDIA's and AMD's GPU drivers."""
+
+_started: set[str] = set()
+"""What was started already in this process: ``"key"``, and kernels' identities."""
+_lock = threading.Lock()
+
+
+def ahead(spec: KernelSpec, kept: Path | None, kept_count: int | None = None) -> None:
+    """Start, in the background, what a first tuning of ``spec``'s kernel needs (see the
+    module docstring); ``kept`` is the source file of the kernel kept for its fingerprint
+    (None: it is generated now), ``kept_count`` that kernel's number of configurations."""
+    if not _on_a_gpu():
+        return
+    if _first("key"):
+        _background(workers.triton_key, "key")
+    count = expected_configurations(spec) if kept_count is None else kept_count
+    if count < 2 or knobs.tuning_mode() != "on":
+        return
+    size = min(count, local_workers())
+    if size < 2 or not _first(str(kept) if kept is not None else spec.label):
+        return
+    if kept is not None and table.read(kept.stem):
+        return
+    _background(lambda: _start(size), "workers")
+
+
+def expected_configurations(spec: KernelSpec) -> int:
+    """How many configurations ``spec``'s kernel will tune over, at most (its space is
+    built later, with the tiles sized: this is the bound before pruning)."""
+    options = spec.options
+    pinned = options.get("configs")
+    if pinned is not None:
+        return len(pinned)
+    caps = len(tuning.maxnreg_values(options))
+    if spec.meta_symbols:
+        return int(options.get("max_num_configs") or knobs.max_num_configs()) * caps
+    warps = tuning.option_values(options, "num_warps") or [0]
+    stages = tuning.option_values(options, "num_stages") or [0]
+    return len(warps) * len(stages) * caps
+
+
+def local_workers() -> int:
+    """The compile workers this process would tune with, from what its launcher says of
+    the ranks on its host (``LOCAL_WORLD_SIZE``/``LOCAL_RANK``; Paddle's alike): a rank
+    starts its part of the host's, as :func:`._together.workers` sizes them later."""
+    sharing = os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("PADDLE_LOCAL_SIZE")
+    index = os.environ.get("LOCAL_RANK") or os.environ.get("PADDLE_LOCAL_RANK")
+    try:
+        count = max(1, int(sharing)) if sharing else 1
+        return knobs.compile_workers(count, int(index) % count if index else 0)
+    except ValueError:
+        return knobs.compile_workers()
+
+
+def _on_a_gpu() -> bool:
+    """Whether kernels will run on a GPU here: not interpreted, and a GPU driver's device
+    node present (a machine without one, such as CI's, compiles ahead of time at most)."""
+    return not knobs.interpreting() and any(os.path.exists(node) for node in GPU_NODES)
+
+
+def _start(size: int) -> None:
+    workers.pool(size).warm()
+    from nt_triton._launch import lean
+
+    lean.extension()
+
+
+def _first(what: str) -> bool:
+    with _lock:
+        if what in _started:
+            return False
+        _started.add(what)
+        return True
+
+
+def _background(work: Callable[[], object], name: str) -> None:
+    def run() -> None:
+        try:
+            work()
+        except Exception:  # noqa: BLE001, S110 - the call does the same work itself, later
+            pass
+
+    threading.Thread(target=run, name=f"ninetoothed-early-{name}", daemon=True).start()
