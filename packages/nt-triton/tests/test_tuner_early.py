@@ -108,8 +108,16 @@ def test_ranks_on_one_host_start_their_part_of_its_workers(started, monkeypatch)
     assert early.local_workers() == 2
 
 
-def test_nothing_starts_where_kernels_are_interpreted(started, monkeypatch):
-    monkeypatch.undo()  # the real _on_a_gpu: CI interprets, or has no GPU
+def test_a_gpu_is_a_driver_s_device_node_without_the_interpreter(monkeypatch, tmp_path):
+    node = tmp_path / "nvidiactl"
+    node.touch()
+    monkeypatch.setattr(early, "GPU_NODES", (str(tmp_path / "absent"), str(node)))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert early._on_a_gpu()
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert not early._on_a_gpu()
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setattr(early, "GPU_NODES", (str(tmp_path / "absent"),))
     assert not early._on_a_gpu()
 
 
