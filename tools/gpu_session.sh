@@ -18,6 +18,7 @@
 #
 # NT_STEPS="compiled host": torch.compile's GPU tests and benchmarks/compiled.py's floors,
 # then the ops' memo tests and per-call host cost (benchmarks/ops_host.py).
+# NT_STEPS=first: the first call of mm and sdpa on cold caches (benchmarks/first_call.py).
 #
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
 # dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
@@ -161,6 +162,12 @@ timeout -k 10 "${NT_COMPILED_SECONDS:-200}" python3 tools/gpu_tests.py \
     2>&1 | grep -v "^\s*$" | tee "$LOGS/compiled-tests.log" | tail -20
 timeout -k 10 "${NT_COMPILED_BENCH_SECONDS:-300}" python3 benchmarks/compiled.py 2>&1 \
     | grep -v "^W[0-9]" | tee "$LOGS/compiled.log" | tail -40
+fi
+
+if [[ $STEPS == *" first "* ]]; then
+echo "=== first call of mm and sdpa on cold caches (issue 27: at most 3 s)"
+timeout -k 10 "${NT_FIRST_SECONDS:-300}" python3 benchmarks/first_call.py --rounds 3 \
+    --jsonl "$LOGS/first-call.jsonl" 2>&1 | tee "$LOGS/first-call.log" | tail -20
 fi
 
 if [[ $STEPS == *" host "* ]]; then
