@@ -51,19 +51,19 @@ def _spec(label: str, count: int = 4, **options: Any) -> Any:
 
 
 def test_a_new_kernel_starts_its_workers_and_the_lean_launcher_once(started):
-    early.ahead(_spec("mm 0a"), None)
+    early.ahead(_spec("mm 0a"), "f0a")
     assert started == ["key", ("pool", 4), "lean"]  # no more workers than candidates
-    early.ahead(_spec("mm 0a"), None)
+    early.ahead(_spec("mm 0a"), "f0a")
     assert started == ["key", ("pool", 4), "lean"]  # once per kernel, the key once in all
-    early.ahead(_spec("mm 0b", count=9), None)
+    early.ahead(_spec("mm 0b", count=9), None)  # no fingerprint: by label
     assert started[3:] == [("pool", 6), "lean"]  # NINETOOTHED_COMPILE_WORKERS at most
 
 
 def test_a_kept_kernel_starts_its_workers_unless_its_table_has_entries(started, tmp_path):
-    early.ahead(_spec("mm 1a"), tmp_path / "mm_1a.py", 3)
+    early.ahead(_spec("mm 1a"), "f1a", tmp_path / "mm_1a.py", 3)
     assert started == ["key", ("pool", 3), "lean"]  # the kept kernel's own count
     table.write("mm_1b", "key", {"configuration": {}})
-    early.ahead(_spec("mm 1b"), tmp_path / "mm_1b.py", 3)
+    early.ahead(_spec("mm 1b"), "f1b", tmp_path / "mm_1b.py", 3)
     assert started == ["key", ("pool", 3), "lean"]
 
 
@@ -81,7 +81,7 @@ def test_a_kept_kernel_starts_its_workers_unless_its_table_has_entries(started, 
 def test_kernels_that_will_not_tune_in_workers_start_none(started, monkeypatch, setting, spec):
     for name, value in setting.items():
         monkeypatch.setenv(name, value)
-    early.ahead(spec, None)
+    early.ahead(spec, "f2")
     assert started == ["key"]
 
 

@@ -50,9 +50,9 @@ class TritonBackend:
         key = index.fingerprint(spec)
         found = None if key is None else index.lookup(key)
         if found is None:
-            early.ahead(spec, None)
+            early.ahead(spec, key)
         else:
-            early.ahead(spec, found.path, len(found.entry.configurations))
+            early.ahead(spec, key, found.path, len(found.entry.configurations))
         if key is None:
             return _generated(spec)[0]
         if found is None:

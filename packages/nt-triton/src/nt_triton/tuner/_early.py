@@ -45,14 +45,21 @@ GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
 """Device nodes of NVIDIA's and AMD's GPU drivers."""
 
 _started: set[str] = set()
-"""What was started already in this process: ``"key"``, and kernels' identities."""
+"""What was started already in this process: ``"key"``, and kernels' fingerprints (or
+labels, for kernels without one): a kernel made again starts nothing again."""
 _lock = threading.Lock()
 
 
-def ahead(spec: KernelSpec, kept: Path | None, kept_count: int | None = None) -> None:
+def ahead(
+    spec: KernelSpec,
+    fingerprint: str | None,
+    kept: Path | None = None,
+    kept_count: int | None = None,
+) -> None:
     """Start, in the background, what a first tuning of ``spec``'s kernel needs (see the
-    module docstring); ``kept`` is the source file of the kernel kept for its fingerprint
-    (None: it is generated now), ``kept_count`` that kernel's number of configurations."""
+    module docstring); ``fingerprint`` is its reuse fingerprint (None: it has none),
+    ``kept`` the source file of the kernel kept for it (None: it is generated now),
+    ``kept_count`` that kernel's number of configurations."""
     if not _on_a_gpu():
         return
     if _first("key"):
@@ -61,7 +68,7 @@ def ahead(spec: KernelSpec, kept: Path | None, kept_count: int | None = None) ->
     if count < 2 or knobs.tuning_mode() != "on":
         return
     size = min(count, local_workers())
-    if size < 2 or not _first(str(kept) if kept is not None else spec.label):
+    if size < 2 or not _first(fingerprint or spec.label):
         return
     if kept is not None and table.read(kept.stem):
         return
