@@ -52,7 +52,7 @@ from nt_triton import _interpreter as interpreter
 from nt_triton import _tuning as tuning
 from nt_triton._codegen import module as generated_module
 from nt_triton._kernel import TritonKernel
-from nt_triton._launch.tuning_calls import run_time_scalars, tuning_key
+from nt_triton._launch.tuning_calls import fit_of, run_time_scalars, tuning_key
 from nt_triton.cache import _sources as sources
 
 __all__ = [
@@ -102,7 +102,7 @@ def emitted_launch(
     module docstring).
     """
     plan = kernel.prepare(bound.tensors, bound.tensor_arguments, bound.scalars)
-    configuration = _configuration(kernel, plan.meta, concrete, device_name, tune)
+    configuration = _configuration(kernel, plan, concrete, device_name, tune)
     if configuration is None:
         return None
     values = configuration.kwargs()
@@ -128,19 +128,24 @@ def _float_parameters(kernel: TritonKernel, arguments: Any) -> tuple[str, ...]:
 
 def _configuration(
     kernel: TritonKernel,
-    pinned: dict[str, int] | None,
+    plan: Any,
     concrete: BoundCall,
     device_name: str,
     tune: Callable[[], None],
 ) -> tuning.Configuration | None:
-    """Pinned, remembered or persisted; else tuned by ``tune()`` and read again."""
-    if pinned is not None:
+    """Pinned, remembered or persisted; else tuned by ``tune()`` and read again (untuned:
+    the first that fits the call, as eagerly; ``plan``'s symbolic sizes count as unknown)."""
+    if plan.meta is not None:
         num_warps, num_stages = kernel.launch_options
-        return tuning.Configuration(dict(pinned), num_warps, num_stages)
+        return tuning.Configuration(dict(plan.meta), num_warps, num_stages)
     key = tuning_key(concrete, run_time_scalars(kernel))
+
+    def fit() -> tuple[dict[str, int], int]:
+        return fit_of(kernel, concrete, plan)
+
     for attempt in range(2):
         try:
-            return kernel.tuner.choose(key, device_name, _untuned)
+            return kernel.tuner.choose(key, device_name, _untuned, None, fit)
         except _Untuned:
             if attempt == 0:
                 tune()

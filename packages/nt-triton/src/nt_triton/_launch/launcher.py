@@ -48,6 +48,7 @@ from nt_triton._launch.target import LaunchTarget
 from nt_triton._launch.tuning_calls import (
     MissedCall,
     constexpr_scalars,
+    fit_of,
     run_time_scalars,
     tuning_call,
     tuning_key,
@@ -223,7 +224,13 @@ class FastLauncher:
             return tuning.Configuration(dict(call.prepared.meta), num_warps, num_stages)
         key = tuning_key(call.bound, self._positional)
         name = self.reads.device_name(call.device)
-        return kernel.tuner.choose(key, name, lambda: self._tuning_call(call), self.reads.group)
+        return kernel.tuner.choose(
+            key,
+            name,
+            lambda: self._tuning_call(call),
+            self.reads.group,
+            lambda: fit_of(kernel, call.bound, call.prepared),
+        )
 
     def _launch_of(
         self, bound: BoundCall, prepared: Any, device: int, configuration: tuning.Configuration

@@ -26,6 +26,7 @@ from nt_triton.tuner._core import TuningCall
 __all__ = [
     "MissedCall",
     "constexpr_scalars",
+    "fit_of",
     "itemsize",
     "restores",
     "run_time_scalars",
@@ -130,12 +131,11 @@ def tuning_call(
 
     if reads.timer is None:
         raise LaunchError(f"{kernel.spec.label}: this framework's adapter cannot time runs")
-    host = kernel.signature.host
-    values = {p.name: v for p, v in zip(host, prepared.arguments) if p.constexpr and type(v) is int}
+    values, element_bytes = fit_of(kernel, bound, prepared)
     return TuningCall(
         key=tuning_key(bound, positional),
         values=values,
-        element_bytes=max((itemsize(t.dtype) for t in bound.tensors), default=2),
+        element_bytes=element_bytes,
         job=job,
         launch=launch,
         timer=reads.timer,
@@ -143,6 +143,15 @@ def tuning_call(
         capturing=reads.capturing,
         in_process=bool(kernel.injected),
     )
+
+
+def fit_of(kernel: LaunchTarget, bound: BoundCall, prepared: Any) -> tuple[dict[str, int], int]:
+    """What says whether a configuration fits this call (:func:`nt_triton._tuning.fits`):
+    its constexpr sizes (the host-computed ones that are plain ints) and the widest
+    element among its tensors, in bytes."""
+    host = kernel.signature.host
+    values = {p.name: v for p, v in zip(host, prepared.arguments) if p.constexpr and type(v) is int}
+    return values, max((itemsize(t.dtype) for t in bound.tensors), default=2)
 
 
 def restores(kernel: LaunchTarget, reads: HostReads, bound: BoundCall) -> list[Callable[[], None]]:

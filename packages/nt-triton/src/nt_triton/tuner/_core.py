@@ -34,7 +34,7 @@ import json
 import statistics
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,10 @@ Timer = Callable[[Callable[[], None], int], list[float]]
 
 Group = Callable[[], RankGroup | None] | None
 """The framework's group of ranks (:attr:`~ninetoothed.runtime.hookspecs.HostReads.group`)."""
+
+Fit = Callable[[], tuple[Mapping[str, int], int]] | None
+"""``fit()``: a call's constexpr values and widest element in bytes, which say whether a
+configuration fits it (:func:`nt_triton._tuning.fits`); None where the caller cannot say."""
 
 LEADER_MARGIN = 1.10
 LEADERS = 3
@@ -151,10 +155,13 @@ class Tuner:
         device_name: str,
         call: Callable[[], TuningCall],
         group: Group = None,
+        fit: Fit = None,
     ) -> tuning.Configuration:
         """The configuration for a call: remembered, persisted, or tuned now (``call()``
         supplies what tuning needs; it is built only then), together with the ranks of
-        ``group`` where tuning together is on (:mod:`._together`)."""
+        ``group`` where tuning together is on (:mod:`._together`); where nothing is tuned
+        (``NINETOOTHED_TUNING`` off or cached without a result, a single configuration),
+        the first that fits the call (:meth:`untuned`; ``fit`` says what fits)."""
         # Per device name too: two kinds of GPU in one process do not share their best tiles.
         remembered = (device_name, key)
         chosen = self.chosen.get(remembered)
@@ -162,7 +169,7 @@ class Tuner:
             with self.lock:
                 chosen = self.chosen.get(remembered)
                 if chosen is None:
-                    chosen = self._choose(key, device_name, call, group)
+                    chosen = self._choose(key, device_name, call, group, fit)
                     self.chosen[remembered] = chosen
         self.last = chosen
         return chosen
@@ -173,10 +180,11 @@ class Tuner:
         device_name: str,
         make_call: Callable[[], TuningCall],
         group: Group,
+        fit: Fit,
     ) -> tuning.Configuration:
         mode = knobs.tuning_mode()
         if mode == "off" or len(self.configurations) == 1:
-            return self.configurations[0]
+            return self.untuned(fit)
         entry_key = json.dumps([device_name, _versions(), repr(key)])
         entry = table.read(self.stem).get(entry_key)
         # Ranks tuning together agree even where this one holds a result: one rank
@@ -198,10 +206,10 @@ class Tuner:
                 self._warned = True
                 warnings.warn(
                     f"{self.name}: NINETOOTHED_TUNING=cached and no tuning result for "
-                    f"{key} on {device_name}; using the first configuration",
+                    f"{key} on {device_name}; using the first configuration that fits",
                     stacklevel=3,
                 )
-            return self.configurations[0]
+            return self.untuned(fit)
         call = make_call()
         if call.capturing():
             raise LaunchError(
@@ -216,6 +224,19 @@ class Tuner:
                 {"configuration": configuration_entry(best), "milliseconds": milliseconds},
             )
         return best
+
+    def untuned(self, fit: Fit) -> tuning.Configuration:
+        """A configuration chosen without tuning: the space's first that fits the call (a
+        space is sized for 2-byte elements, so its first may need more shared memory than
+        a GPU has for a float32 call's tiles; the GPU then refuses to load it), else the
+        first (``fit`` None: the first)."""
+        if fit is None or len(self.configurations) == 1:
+            return self.configurations[0]
+        values, element_bytes = fit()
+        for configuration in self.configurations:
+            if tuning.fits(configuration, self.sizing, values, element_bytes):
+                return configuration
+        return self.configurations[0]
 
     def _start_workers(self, ranks: RankGroup) -> None:
         """Start the compile workers a tuning with ``ranks`` will use (at most one per
