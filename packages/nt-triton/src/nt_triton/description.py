@@ -35,6 +35,7 @@ from nt_triton._codegen import persistent_loop as persistence
 from nt_triton._codegen.product import ShapeCheck, SizeRequirement
 from nt_triton._host import INDEX_LIMIT, INT32_LIMIT
 from nt_triton._launch.compiled import Specialisation, triton_version
+from nt_triton._launch.tuning_calls import itemsize
 from nt_triton.cache import _sources as cache
 from nt_triton.tuner import _worker as worker
 
@@ -108,13 +109,29 @@ def describe(spec: KernelSpec, meta: Mapping[str, int] | None = None) -> KernelD
 
 def describe_configurations(spec: KernelSpec, count: int) -> list[KernelDescription]:
     """``spec``'s kernel described with each of the first ``count`` configurations of its
-    tuning space (fewer where the space is smaller): the candidates build-time tuning
-    times."""
+    tuning space (fewer where the space is smaller), those that fit its tensors' dtypes
+    first: the candidates build-time tuning times."""
     generated = codegen.generate(spec)
+    space = _fitting_first(spec, generated, _configurations(spec, generated))
     return [
         _described(spec, generated, dict(c.values), c.num_warps, c.num_stages, c.maxnreg)
-        for c in _configurations(spec, generated)[: max(1, count)]
+        for c in space[: max(1, count)]
     ]
+
+
+def _fitting_first(spec: KernelSpec, generated: Any, space: list[Any]) -> list[Any]:
+    """``space`` with the configurations that fit the tensors' declared dtypes first (each
+    part in its order).  A space is sized for 2-byte elements: a build for float32 tensors
+    takes its first configuration (no GPU to time on) or times its first few, and mm's
+    first (64 x 256 x 64 tiles, 3 stages) needs more shared memory for float32 tiles than
+    an H100 has.  Sizes other than the meta symbols count at their bounds."""
+    sizes = [itemsize(c.dtype) for c in spec.call_checks if not c.is_scalar and c.dtype]
+    element_bytes = max(sizes, default=tuning.ASSUMED_ELEMENT_BYTES)
+    if element_bytes <= tuning.ASSUMED_ELEMENT_BYTES:
+        return space
+    sizing = tuning.Sizing(generated.signature, generated.footprint, "tl.dot(" in generated.source)
+    fitting = [c for c in space if tuning.fits(c, sizing, {}, element_bytes)]
+    return fitting + [c for c in space if c not in fitting]
 
 
 def _configurations(spec: KernelSpec, generated: Any) -> list[Any]:
