@@ -104,7 +104,9 @@ def test_first_calls_from_eight_threads_tune_once(path: str) -> None:
     tuned: list[str] = []
     choose, build = Tuner._choose, Tuner.__init__
 
-    def counted(self: Tuner, key: Any, device_name: str, make_call: Any, group: Any) -> Any:
+    def counted(
+        self: Tuner, key: Any, device_name: str, make_call: Any, group: Any, fit: Any
+    ) -> Any:
         tuned.append(self.name.split("'")[1])  # the kernel's name, from its label
         time.sleep(0.05)  # a tuning takes time: the other threads arrive meanwhile
         return self.configurations[0]

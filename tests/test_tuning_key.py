@@ -40,7 +40,9 @@ def test_constexpr_scalars_key_the_tuning_and_run_time_ones_do_not(
 ) -> None:
     keys: list[tuple[Any, ...]] = []
 
-    def choose(self: Tuner, key: tuple[Any, ...], device_name: str, call: Any, group: Any) -> Any:
+    def choose(
+        self: Tuner, key: tuple[Any, ...], device_name: str, call: Any, group: Any, fit: Any
+    ) -> Any:
         keys.append(key)
         return tuning.Configuration({"BLOCK": 16}, 4, 3)
 
