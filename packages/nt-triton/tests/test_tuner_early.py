@@ -10,6 +10,7 @@ import pytest
 
 from nt_triton.cache import _tables as table
 from nt_triton.tuner import _early as early
+from nt_triton.tuner import _together as together
 from nt_triton.tuner import _worker as worker
 from nt_triton.tuner import _workers as workers
 
@@ -100,12 +101,12 @@ def test_ranks_on_one_host_start_their_part_of_its_workers(started, monkeypatch)
 
     monkeypatch.delenv("NINETOOTHED_COMPILE_WORKERS")
     monkeypatch.setattr(knobs, "usable_cpus", lambda: 7)  # 6 workers for the host
-    assert early.local_workers() == 6
+    assert together.launcher_workers() == 6
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
     monkeypatch.setenv("LOCAL_RANK", "3")
-    assert early.local_workers() == 1  # 6 over 4 ranks: 2, 2, 1, 1
+    assert together.launcher_workers() == 1  # 6 over 4 ranks: 2, 2, 1, 1
     monkeypatch.setenv("LOCAL_RANK", "0")
-    assert early.local_workers() == 2
+    assert together.launcher_workers() == 2
 
 
 def test_a_gpu_is_a_driver_s_device_node_without_the_interpreter(monkeypatch, tmp_path):

@@ -37,9 +37,10 @@ from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton.cache import _tables as table
+from nt_triton.tuner import _together as together
 from nt_triton.tuner import _workers as workers
 
-__all__ = ["GPU_NODES", "ahead", "expected_configurations", "local_workers"]
+__all__ = ["GPU_NODES", "ahead", "expected_configurations"]
 
 GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
 """Device nodes of NVIDIA's and AMD's GPU drivers."""
@@ -67,7 +68,7 @@ def ahead(
     count = expected_configurations(spec) if kept_count is None else kept_count
     if count < 2 or knobs.tuning_mode() != "on":
         return
-    size = min(count, local_workers())
+    size = min(count, together.launcher_workers())
     if size < 2 or not _first(fingerprint or spec.label):
         return
     if kept is not None and table.read(kept.stem):
@@ -88,19 +89,6 @@ def expected_configurations(spec: KernelSpec) -> int:
     warps = tuning.option_values(options, "num_warps") or [0]
     stages = tuning.option_values(options, "num_stages") or [0]
     return len(warps) * len(stages) * caps
-
-
-def local_workers() -> int:
-    """The compile workers this process would tune with, from what its launcher says of
-    the ranks on its host (``LOCAL_WORLD_SIZE``/``LOCAL_RANK``; Paddle's alike): a rank
-    starts its part of the host's, as :func:`._together.workers` sizes them later."""
-    sharing = os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("PADDLE_LOCAL_SIZE")
-    index = os.environ.get("LOCAL_RANK") or os.environ.get("PADDLE_LOCAL_RANK")
-    try:
-        count = max(1, int(sharing)) if sharing else 1
-        return knobs.compile_workers(count, int(index) % count if index else 0)
-    except ValueError:
-        return knobs.compile_workers()
 
 
 def _on_a_gpu() -> bool:

@@ -55,6 +55,7 @@ __all__ = [
     "exchange",
     "gather",
     "group",
+    "launcher_workers",
     "local_index",
     "share",
     "sharing",
@@ -106,7 +107,7 @@ def sharing(ranks: RankGroup | None) -> int:
     ``paddle.distributed.launch``), else every rank of the job."""
     if ranks is None:
         return 1
-    local = os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("PADDLE_LOCAL_SIZE")
+    local = _local_size()
     try:
         return max(1, min(ranks.size, int(local or ranks.size)))
     except ValueError:
@@ -118,7 +119,7 @@ def local_index(ranks: RankGroup | None) -> int:
     ``torchrun``; ``PADDLE_LOCAL_RANK``: Paddle's launcher; else its rank modulo them)."""
     if ranks is None:
         return 0
-    local = os.environ.get("LOCAL_RANK") or os.environ.get("PADDLE_LOCAL_RANK")
+    local = _local_rank()
     count = sharing(ranks)
     try:
         return int(local) % count if local else ranks.rank % count
@@ -130,6 +131,30 @@ def workers(ranks: RankGroup | None) -> int:
     """The compile workers this process tunes with: its part of what one process alone
     would start on its host (:func:`nt_triton.knobs.compile_workers`)."""
     return knobs.compile_workers(sharing(ranks), local_index(ranks))
+
+
+def launcher_workers() -> int:
+    """The compile workers this process would tune with, before its group of ranks is
+    known (:mod:`._early`): its part of the host's by what the launcher says of the
+    processes on this host and its place among them, all of them without a launcher."""
+    size, rank = _local_size(), _local_rank()
+    try:
+        count = max(1, int(size)) if size else 1
+        return knobs.compile_workers(count, int(rank) % count if rank else 0)
+    except ValueError:
+        return knobs.compile_workers()
+
+
+def _local_size() -> str | None:
+    """The processes of the job on this host, as its launcher says (``LOCAL_WORLD_SIZE``:
+    ``torchrun``; ``PADDLE_LOCAL_SIZE``: ``paddle.distributed.launch``)."""
+    return os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("PADDLE_LOCAL_SIZE")
+
+
+def _local_rank() -> str | None:
+    """This process's place among them, as its launcher says (``LOCAL_RANK``,
+    ``PADDLE_LOCAL_RANK``)."""
+    return os.environ.get("LOCAL_RANK") or os.environ.get("PADDLE_LOCAL_RANK")
 
 
 def agree(ranks: RankGroup, what: tuple[Any, ...], entry: Any) -> tuple[bool, Any]:
