@@ -68,6 +68,7 @@ __all__ = [
     "launch_options",
     "listing",
     "maxnreg_values",
+    "most_configurations",
     "option_values",
 ]
 
@@ -200,7 +201,7 @@ def configurations(
             f"for {ASSUMED_ELEMENT_BYTES}-byte elements, sizes at their upper bounds); lower the "
             "symbols' upper bounds"
         )
-    limit = int(options.get("max_num_configs") or knobs.max_num_configs())
+    limit = _limit(options)
     # Each cap is tried with every configuration kept (the cap cannot be estimated:
     # whether it spills is the compiler's to say, and the tuner measures it).
     return [
@@ -208,6 +209,28 @@ def configurations(
         for config in _order(_spread(result, limit), sizing)
         for cap in maxnreg_values(options)
     ]
+
+
+def most_configurations(spec: KernelSpec) -> int:
+    """How many configurations :func:`configurations` gives ``spec`` at most, read off its
+    options before its kernel is generated (a generated space, sized then, may keep
+    fewer): a pinned list's length; else the warps, stages and register caps tuned over,
+    times the ``max_num_configs`` tile configurations where it has meta symbols."""
+    options = spec.options
+    pinned = options.get("configs")
+    if pinned is not None:
+        return len(pinned)
+    caps = len(maxnreg_values(options))
+    if spec.meta_symbols:
+        return _limit(options) * caps
+    warps = option_values(options, "num_warps") or [DEFAULT_NUM_WARPS]
+    stages = option_values(options, "num_stages") or [DEFAULT_NUM_STAGES]
+    return len(warps) * len(stages) * caps
+
+
+def _limit(options: Mapping[str, Any]) -> int:
+    """The most tile configurations a generated space keeps (``max_num_configs``)."""
+    return int(options.get("max_num_configs") or knobs.max_num_configs())
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from nt_triton.cache import _tables as table
 from nt_triton.tuner import _together as together
 from nt_triton.tuner import _workers as workers
 
-__all__ = ["GPU_NODES", "ahead", "expected_configurations"]
+__all__ = ["GPU_NODES", "ahead"]
 
 GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
 """Device nodes of NVIDIA's and AMD's GPU drivers."""
@@ -65,7 +65,7 @@ def ahead(
         return
     if _first("key"):
         _background(workers.triton_key, "key")
-    count = expected_configurations(spec) if kept_count is None else kept_count
+    count = tuning.most_configurations(spec) if kept_count is None else kept_count
     if count < 2 or knobs.tuning_mode() != "on":
         return
     size = min(count, together.launcher_workers())
@@ -74,21 +74,6 @@ def ahead(
     if kept is not None and table.read(kept.stem):
         return
     _background(lambda: _start(size), "workers")
-
-
-def expected_configurations(spec: KernelSpec) -> int:
-    """How many configurations ``spec``'s kernel will tune over, at most (its space is
-    built later, with the tiles sized: this is the bound before pruning)."""
-    options = spec.options
-    pinned = options.get("configs")
-    if pinned is not None:
-        return len(pinned)
-    caps = len(tuning.maxnreg_values(options))
-    if spec.meta_symbols:
-        return int(options.get("max_num_configs") or knobs.max_num_configs()) * caps
-    warps = tuning.option_values(options, "num_warps") or [0]
-    stages = tuning.option_values(options, "num_stages") or [0]
-    return len(warps) * len(stages) * caps
 
 
 def _on_a_gpu() -> bool:
