@@ -65,6 +65,7 @@ __all__ = [
     "configurations",
     "derived_meta_values",
     "fits",
+    "fitting_first",
     "launch_options",
     "listing",
     "maxnreg_values",
@@ -370,6 +371,19 @@ def fits(
     """Whether ``configuration`` fits with a call's constexpr ``values`` and element size."""
     tiles = sizing.tiles({**values, **configuration.kwargs()})
     return tiles.fits(element_bytes, configuration.num_warps, configuration.num_stages)
+
+
+def fitting_first(
+    configurations: Sequence[Configuration],
+    sizing: Sizing,
+    values: Mapping[str, int],
+    element_bytes: int,
+) -> list[Configuration]:
+    """``configurations`` with those that fit (:func:`fits`) a call's constexpr ``values``
+    and widest element first, each part in its order: a space is sized for 2-byte
+    elements, and its first configurations may not fit a float32 call's tiles."""
+    fitting = [c for c in configurations if fits(c, sizing, values, element_bytes)]
+    return fitting + [c for c in configurations if c not in fitting]
 
 
 def derived_meta_values(signature: KernelSignature, values: Mapping[str, int]) -> dict[str, int]:

@@ -130,8 +130,7 @@ def _fitting_first(spec: KernelSpec, generated: Any, space: list[Any]) -> list[A
     if element_bytes <= tuning.ASSUMED_ELEMENT_BYTES:
         return space
     sizing = tuning.Sizing(generated.signature, generated.footprint, "tl.dot(" in generated.source)
-    fitting = [c for c in space if tuning.fits(c, sizing, {}, element_bytes)]
-    return fitting + [c for c in space if c not in fitting]
+    return tuning.fitting_first(space, sizing, {}, element_bytes)
 
 
 def _configurations(spec: KernelSpec, generated: Any) -> list[Any]:

@@ -233,10 +233,7 @@ class Tuner:
         if fit is None or len(self.configurations) == 1:
             return self.configurations[0]
         values, element_bytes = fit()
-        for configuration in self.configurations:
-            if tuning.fits(configuration, self.sizing, values, element_bytes):
-                return configuration
-        return self.configurations[0]
+        return tuning.fitting_first(self.configurations, self.sizing, values, element_bytes)[0]
 
     def _start_workers(self, ranks: RankGroup) -> None:
         """Start the compile workers a tuning with ``ranks`` will use (at most one per
