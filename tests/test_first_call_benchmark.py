@@ -3,20 +3,16 @@ phases from one command (its runs under ``torchrun`` need GPUs: stand-ins here).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "first_call_tuning.py"
+from support import benchmark_scripts
+
+SCRIPT = benchmark_scripts.BENCHMARKS / "first_call_tuning.py"
 
 
 def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("first_call_tuning", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("first_call_tuning")
 
 
 def _run(ranks: int, seconds: float, same: bool = True) -> dict[str, Any]:

@@ -3,21 +3,15 @@ issue 27's floor (its runs need a GPU: their child programs are stood in here)."
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "first_call.py"
+from support import benchmark_scripts
 
 
 def _benchmark() -> Any:
-    spec = importlib.util.spec_from_file_location("first_call", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_scripts.load("first_call")
 
 
 CHILD = """
