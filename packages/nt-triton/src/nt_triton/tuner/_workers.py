@@ -133,7 +133,7 @@ class CompilePool:
         answer is ``{"ok": True, ...}`` or ``{"ok": False, "error"}``, and ``done(index,
         answer)`` hears of each as it finishes."""
         key = triton_key()
-        if key is not None:  # each worker takes the parent's (see _worker.get_ready)
+        if key is not None:  # each worker takes the parent's (see _worker.take_key)
             jobs = [{**job, KEY_FIELD: key} for job in jobs]
         with self._lock:
             self.start()
