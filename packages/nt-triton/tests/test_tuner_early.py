@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nt_triton import _tuning as tuning
+from nt_triton import _space_bounds as space_bounds
 from nt_triton.cache import _tables as table
 from nt_triton.tuner import _early as early
 from nt_triton.tuner import _together as together
@@ -90,11 +90,11 @@ def test_kernels_that_will_not_tune_in_workers_start_none(started, monkeypatch, 
 def test_a_space_s_size_is_bounded_before_it_is_built(monkeypatch):
     monkeypatch.setenv("NINETOOTHED_MAX_NUM_CONFIGS", "5")
     symbols = SimpleNamespace(label="k", meta_symbols={"B": None})
-    assert tuning.most_configurations(SimpleNamespace(**vars(symbols), options={})) == 5
+    assert space_bounds.most_configurations(SimpleNamespace(**vars(symbols), options={})) == 5
     capped = SimpleNamespace(**vars(symbols), options={"max_num_configs": 3, "maxnreg": (None, 96)})
-    assert tuning.most_configurations(capped) == 6  # each with and without the cap
+    assert space_bounds.most_configurations(capped) == 6  # each with and without the cap
     tuples = _spec("k", num_warps=(4, 8), num_stages=(2, 3, 4))
-    assert tuning.most_configurations(tuples) == 6
+    assert space_bounds.most_configurations(tuples) == 6
 
 
 def test_ranks_on_one_host_start_their_part_of_its_workers(started, monkeypatch):

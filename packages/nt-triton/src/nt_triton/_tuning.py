@@ -62,14 +62,13 @@ __all__ = [
     "Sizing",
     "Tiles",
     "WIDEST_ELEMENT_BYTES",
+    "configuration_limit",
     "configurations",
     "derived_meta_values",
     "fits",
-    "fitting_first",
     "launch_options",
     "listing",
     "maxnreg_values",
-    "most_configurations",
     "option_values",
 ]
 
@@ -202,7 +201,7 @@ def configurations(
             f"for {ASSUMED_ELEMENT_BYTES}-byte elements, sizes at their upper bounds); lower the "
             "symbols' upper bounds"
         )
-    limit = _limit(options)
+    limit = configuration_limit(options)
     # Each cap is tried with every configuration kept (the cap cannot be estimated:
     # whether it spills is the compiler's to say, and the tuner measures it).
     return [
@@ -212,24 +211,7 @@ def configurations(
     ]
 
 
-def most_configurations(spec: KernelSpec) -> int:
-    """How many configurations :func:`configurations` gives ``spec`` at most, read off its
-    options before its kernel is generated (a generated space, sized then, may keep
-    fewer): a pinned list's length; else the warps, stages and register caps tuned over,
-    times the ``max_num_configs`` tile configurations where it has meta symbols."""
-    options = spec.options
-    pinned = options.get("configs")
-    if pinned is not None:
-        return len(pinned)
-    caps = len(maxnreg_values(options))
-    if spec.meta_symbols:
-        return _limit(options) * caps
-    warps = option_values(options, "num_warps") or [DEFAULT_NUM_WARPS]
-    stages = option_values(options, "num_stages") or [DEFAULT_NUM_STAGES]
-    return len(warps) * len(stages) * caps
-
-
-def _limit(options: Mapping[str, Any]) -> int:
+def configuration_limit(options: Mapping[str, Any]) -> int:
     """The most tile configurations a generated space keeps (``max_num_configs``)."""
     return int(options.get("max_num_configs") or knobs.max_num_configs())
 
@@ -371,19 +353,6 @@ def fits(
     """Whether ``configuration`` fits with a call's constexpr ``values`` and element size."""
     tiles = sizing.tiles({**values, **configuration.kwargs()})
     return tiles.fits(element_bytes, configuration.num_warps, configuration.num_stages)
-
-
-def fitting_first(
-    configurations: Sequence[Configuration],
-    sizing: Sizing,
-    values: Mapping[str, int],
-    element_bytes: int,
-) -> list[Configuration]:
-    """``configurations`` with those that fit (:func:`fits`) a call's constexpr ``values``
-    and widest element first, each part in its order: a space is sized for 2-byte
-    elements, and its first configurations may not fit a float32 call's tiles."""
-    fitting = [c for c in configurations if fits(c, sizing, values, element_bytes)]
-    return fitting + [c for c in configurations if c not in fitting]
 
 
 def derived_meta_values(signature: KernelSignature, values: Mapping[str, int]) -> dict[str, int]:

@@ -27,6 +27,7 @@ from typing import Any
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike, evaluate
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton import _codegen as codegen
+from nt_triton import _space_bounds as space_bounds
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._abi import KernelParameter, KernelSignature, ParameterKind
@@ -130,7 +131,7 @@ def _fitting_first(spec: KernelSpec, generated: Any, space: list[Any]) -> list[A
     if element_bytes <= tuning.ASSUMED_ELEMENT_BYTES:
         return space
     sizing = tuning.Sizing(generated.signature, generated.footprint, "tl.dot(" in generated.source)
-    return tuning.fitting_first(space, sizing, {}, element_bytes)
+    return space_bounds.fitting_first(space, sizing, {}, element_bytes)
 
 
 def _configurations(spec: KernelSpec, generated: Any) -> list[Any]:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.hookspecs import RankGroup
+from nt_triton import _space_bounds as space_bounds
 from nt_triton import _tuning as tuning
 from nt_triton import knobs
 from nt_triton._failures import compiler_excerpt
@@ -233,7 +234,10 @@ class Tuner:
         if fit is None or len(self.configurations) == 1:
             return self.configurations[0]
         values, element_bytes = fit()
-        return tuning.fitting_first(self.configurations, self.sizing, values, element_bytes)[0]
+        ordered = space_bounds.fitting_first(
+            self.configurations, self.sizing, values, element_bytes
+        )
+        return ordered[0]
 
     def _start_workers(self, ranks: RankGroup) -> None:
         """Start the compile workers a tuning with ``ranks`` will use (at most one per

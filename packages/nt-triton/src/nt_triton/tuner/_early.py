@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ninetoothed.spec.kernel_spec import KernelSpec
-from nt_triton import _tuning as tuning
+from nt_triton import _space_bounds as space_bounds
 from nt_triton import knobs
 from nt_triton.cache import _tables as table
 from nt_triton.tuner import _together as together
@@ -65,7 +65,7 @@ def ahead(
         return
     if _first("key"):
         _background(workers.triton_key, "key")
-    count = tuning.most_configurations(spec) if kept_count is None else kept_count
+    count = space_bounds.most_configurations(spec) if kept_count is None else kept_count
     if count < 2 or knobs.tuning_mode() != "on":
         return
     size = min(count, together.launcher_workers())
