@@ -105,7 +105,9 @@ def load(
     Triton's interpreter, which reads a kernel's source when it first runs it,
     runs this text too, whatever happens to the file later.  Loaded for the
     interpreter, the module's ``libdevice`` is the interpreter's
-    (:mod:`nt_triton._interpreted_libdevice`).  ``source_lines`` records what
+    (:mod:`nt_triton._interpreted_libdevice`), and its kernels' ``min``, ``max`` and
+    boolean operators mean what Triton's compiler makes of them
+    (:mod:`nt_triton._interpreted_semantics`).  ``source_lines`` records what
     ``inspect.getsourcelines`` says of the module's functions (see :func:`execute`).
     """
     return execute(path, read(path), injected, source_lines)
@@ -150,6 +152,10 @@ def execute(
         from nt_triton._interpreted_libdevice import LIBDEVICE
 
         module.__dict__[naming.LIBDEVICE] = LIBDEVICE
+    if knobs.interpreting():
+        from nt_triton import _interpreted_semantics
+
+        _interpreted_semantics.install(module, filename)
     return module
 
 
