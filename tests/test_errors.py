@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import warnings
 from math import sqrt
 from random import random as uniform
 
@@ -20,7 +21,13 @@ from support.tutorial import add, matmul, softmax
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor, block_size
-from ninetoothed.errors import ArrangementError, CodegenError, LaunchError, MetaOperationError
+from ninetoothed.errors import (
+    ArrangementError,
+    CodegenError,
+    DeclaredDtypeWarning,
+    LaunchError,
+    MetaOperationError,
+)
 from nt_triton import knobs
 
 
@@ -333,8 +340,10 @@ def test_declared_dtype_and_size_are_checked():
         application,
         (Tensor(1, dtype=ntl.float16), Tensor(shape=(8,))),
     )
-    with pytest.raises(LaunchError, match="'x' expects dtype float16, got float32"):
-        kernel(torch.randn(8), torch.empty(8))
+    with pytest.raises(DeclaredDtypeWarning, match="'x' expects dtype float16, got float32"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeclaredDtypeWarning)
+            kernel(torch.randn(8), torch.empty(8))
     with pytest.raises(LaunchError, match=r"'y' expects size 8 in dimension 0, got shape \(9,\)"):
         kernel(torch.randn(8, dtype=torch.float16), torch.empty(9))
 

@@ -19,7 +19,10 @@ import torch
 import ninetoothed
 import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor
-from ninetoothed.errors import LaunchError
+from ninetoothed.errors import DeclaredDtypeWarning, LaunchError
+
+# A parameter the call checks shows by its dtype: a mismatch warns, and here raises.
+pytestmark = pytest.mark.filterwarnings("error::ninetoothed.errors.DeclaredDtypeWarning")
 
 RNG = np.random.default_rng()
 DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
@@ -89,7 +92,9 @@ def test_a_switched_on_placeholder_is_refused(framework):
     kernel = ninetoothed.make(tiles, masked_add, float32s())
     _, _, x_in, _ = arrays(framework)
     out = framework.poisoned((N,), "float32")
-    with pytest.raises(LaunchError, match="parameter 'm' expects dtype float32, got int32"):
+    with pytest.raises(
+        DeclaredDtypeWarning, match="parameter 'm' expects dtype float32, got int32"
+    ):
         framework.call(kernel, [x_in, int_dummy(framework), True, out], {}, outputs=[3])
 
 
@@ -97,7 +102,9 @@ def test_a_parameter_also_used_outside_the_branch_is_checked(framework):
     kernel = ninetoothed.make(tiles, also_unguarded, float32s())
     _, _, x_in, _ = arrays(framework)
     out = framework.poisoned((N,), "float32")
-    with pytest.raises(LaunchError, match="parameter 'm' expects dtype float32, got int32"):
+    with pytest.raises(
+        DeclaredDtypeWarning, match="parameter 'm' expects dtype float32, got int32"
+    ):
         framework.call(kernel, [x_in, int_dummy(framework), False, out], {}, outputs=[3])
 
 
@@ -111,7 +118,9 @@ def test_a_switched_off_placeholder_of_wrong_size_under_jax_jit():
     np.testing.assert_array_equal(y, x)
     (y,) = framework.jit_call(kernel, [x_in, m_in, True, out], {}, [3])
     np.testing.assert_allclose(y, x + m, rtol=1e-6)
-    with pytest.raises(LaunchError, match="parameter 'm' expects dtype float32, got int32"):
+    with pytest.raises(
+        DeclaredDtypeWarning, match="parameter 'm' expects dtype float32, got int32"
+    ):
         framework.jit_call(kernel, [x_in, int_dummy(framework), True, out], {}, [3])
 
 
@@ -265,7 +274,7 @@ def _helper(x, m, flag, y):
 def test_anything_else_counts_as_used(application, flag):
     kernel = ninetoothed.make(tiles, application, float32s(flag))
     x, y = torch.randn(N), torch.empty(N)
-    with pytest.raises(LaunchError, match="expects dtype float32, got int64"):
+    with pytest.raises(DeclaredDtypeWarning, match="expects dtype float32, got int64"):
         kernel(x, torch.zeros(N, dtype=torch.int64), 0, y)
 
 
@@ -283,7 +292,7 @@ def test_a_parameter_the_grid_is_read_from_is_checked():
     kernel = ninetoothed.make(grid_from_m, first_guarded, float32s())
     assert not kernel.spec.conditional
     x, y = torch.randn(N), torch.empty(N)
-    with pytest.raises(LaunchError, match="expects dtype float32, got int64"):
+    with pytest.raises(DeclaredDtypeWarning, match="expects dtype float32, got int64"):
         kernel(torch.zeros(N, dtype=torch.int64), x, False, y)
 
 
@@ -446,7 +455,7 @@ def test_a_helper_reading_a_parameter_outside_its_branches_counts_as_use():
     kernel = ninetoothed.make(tiles, reads_through_a_helper, float32s())
     assert not kernel.spec.conditional
     x, y = torch.randn(N), torch.empty(N)
-    with pytest.raises(LaunchError, match="expects dtype float32, got int64"):
+    with pytest.raises(DeclaredDtypeWarning, match="expects dtype float32, got int64"):
         kernel(x, torch.zeros(N, dtype=torch.int64), False, y)
 
 

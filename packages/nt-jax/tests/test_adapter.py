@@ -22,7 +22,7 @@ import ninetoothed
 import ninetoothed.language as ntl
 import nt_jax
 from ninetoothed import Tensor
-from ninetoothed.errors import LaunchError
+from ninetoothed.errors import DeclaredDtypeWarning, LaunchError
 from ninetoothed.runtime.binding import bind_call
 from nt_jax import triton_call
 from nt_jax.adapter import JaxAdapter
@@ -275,14 +275,20 @@ def test_wrong_rank() -> None:
         kernel(jnp.ones((4, 4)), jnp.ones(4), struct(4))
 
 
-def test_wrong_dtype() -> None:
-    with pytest.raises(LaunchError, match="expects dtype float32, got float16"):
-        typed_kernel(jnp.ones(4, jnp.float32), jnp.ones(4, jnp.float16), struct(4))
+def test_a_dtype_other_than_declared_runs_with_a_warning() -> None:
+    """As upstream's just-in-time kernels, the arguments' dtypes rule (see
+    ``DeclaredDtypeWarning``); the warning names parameter, declared and given dtype."""
+    x, y = jnp.arange(4, dtype=jnp.float32), jnp.arange(4, dtype=jnp.float16) / 4
+    with pytest.warns(DeclaredDtypeWarning, match="'y' expects dtype float32, got float16"):
+        result = typed_kernel(x, y, struct(4))
+    np.testing.assert_allclose(np.asarray(result), np.asarray(x) + np.asarray(y, np.float32))
+    with pytest.warns(DeclaredDtypeWarning, match="'z' expects dtype float32, got int32"):
+        result = typed_kernel(x + 0.25, x, struct(4, jnp.int32))
+    assert result.dtype == jnp.int32
+    np.testing.assert_array_equal(np.asarray(result), 2 * np.arange(4))
 
 
-def test_wrong_output_struct_dtype_and_rank() -> None:
-    with pytest.raises(LaunchError, match="'z' expects dtype float32, got int32"):
-        typed_kernel(jnp.ones(4), jnp.ones(4), struct(4, jnp.int32))
+def test_wrong_output_struct_rank() -> None:
     with pytest.raises(LaunchError, match="'z' expects 1 dimensions"):
         kernel(jnp.ones(4), jnp.ones(4), jax.ShapeDtypeStruct((4, 1), jnp.float32))
 

@@ -25,7 +25,7 @@ import ninetoothed.language as ntl
 import nt_paddle
 from ninetoothed import Tensor
 from ninetoothed.arrangement.dtype import TRITON_DTYPES
-from ninetoothed.errors import LaunchError
+from ninetoothed.errors import DeclaredDtypeWarning, LaunchError
 from ninetoothed.runtime.hookspecs import HostReads
 from nt_paddle import adapter as adapter_module
 from nt_paddle.adapter import PaddleAdapter, PaddlePointer
@@ -300,10 +300,12 @@ def test_mixing_torch_and_paddle_names_both_frameworks() -> None:
     assert "paddle" in str(caught.value)
 
 
-def test_declared_dtype_is_checked() -> None:
-    x = paddle.ones([4], dtype="float64")
-    with pytest.raises(LaunchError, match="expects dtype float32, got float64"):
-        typed_kernel(x, x, x)
+def test_a_dtype_other_than_declared_runs_with_a_warning() -> None:
+    x = paddle.arange(4, dtype="float64") / 3
+    z = paddle.full([4], float("nan"), dtype="float64")
+    with pytest.warns(DeclaredDtypeWarning, match="expects dtype float32, got float64"):
+        typed_kernel(x, x, z)
+    np.testing.assert_array_equal(z.numpy(), 2 * x.numpy())  # computed in float64
     y = paddle.ones([4], dtype="float32")
     typed_kernel(y, y, y)
 

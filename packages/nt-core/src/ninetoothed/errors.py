@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,11 +30,13 @@ __all__ = [
     "ArrangementError",
     "BackendNotFoundError",
     "CodegenError",
+    "DeclaredDtypeWarning",
     "LaunchError",
     "MetaOperationError",
     "NineToothedError",
     "kernel_label",
     "labelled",
+    "user_stacklevel",
 ]
 
 
@@ -84,6 +87,37 @@ class LaunchError(ValueError, NineToothedError):
 class CodegenError(NineToothedError):
     """The code-generation backend could not turn a kernel into source code,
     e.g. the application uses a construct the backend does not support."""
+
+
+class DeclaredDtypeWarning(UserWarning):
+    """A just-in-time kernel was called with a dtype other than its parameter's declared
+    one, or a tensor was declared with a dtype NineToothed does not know.
+
+    Upstream NineToothed's just-in-time kernels ignore declared dtypes (Triton
+    specialises a kernel on its arguments' element types, and the generated
+    code reads them from the pointers), and upstream programs rely on it: an
+    index tensor declared ``int`` given int32, a sum declared float32 given
+    integers.  Such calls run on the arguments' dtypes here too, with this
+    warning; ahead-of-time kernels, compiled for the declared dtypes, refuse
+    them with a :class:`LaunchError`.  Turn it into an error with
+    ``warnings.simplefilter("error", DeclaredDtypeWarning)``.
+    """
+
+
+_OWN_PACKAGES = ("ninetoothed", "nt_core", "nt_triton", "nt_torch", "nt_jax", "nt_paddle")
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning issued by the caller of this function
+    point at the first frame outside NineToothed's packages (the user's line)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and (
+        frame.f_globals.get("__name__", "").split(".")[0] in _OWN_PACKAGES
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 def kernel_label(name: str, application: Callable[..., Any]) -> str:

@@ -166,6 +166,7 @@ class AotKernel:
             framework=adapter.name,
             recognizes=adapter.recognizes,
             describe=adapter.describe,
+            strict_dtypes=True,  # compiled for the declared dtypes
         )
         if not bound.device.startswith("cuda"):
             require_gpu(spec.label, bound.device, "tensors", getattr(adapter, "gpu_hint", ""))

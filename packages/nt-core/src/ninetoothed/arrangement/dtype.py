@@ -16,9 +16,10 @@ Triton dtype is expected (``ntl.cast(x, ninetoothed.float16)``).
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
-from ninetoothed.errors import MetaOperationError
+from ninetoothed.errors import DeclaredDtypeWarning, MetaOperationError, user_stacklevel
 
 __all__ = [
     "itemsize",
@@ -28,6 +29,7 @@ __all__ = [
     "bfloat16",
     "bool_",
     "canonical",
+    "declared",
     "float16",
     "float32",
     "float64",
@@ -166,6 +168,28 @@ def canonical(dtype: Any) -> DataType:
         f"Tensor: dtype {dtype} is not an element type NineToothed knows; use one of {known}, "
         "ninetoothed.dtype.bool_, or the same dtype of your framework (e.g. torch.float16)"
     )
+
+
+def declared(dtype: Any) -> DataType | None:
+    """A ``Tensor``'s declared dtype: :func:`canonical`, or None, with a
+    :class:`~ninetoothed.errors.DeclaredDtypeWarning`, for a value that is no
+    element type.
+
+    Upstream's just-in-time kernels never read a declared dtype, and upstream
+    programs pass other values there (ntops's ``max`` gives its block size), so
+    such a tensor is taken as declaring none: its calls run on their arguments'
+    dtypes, and ahead-of-time builds, which need one, refuse it.
+    """
+    try:
+        return canonical(dtype)
+    except MetaOperationError as error:
+        warnings.warn(
+            f"{error}; the tensor is taken as declaring no dtype (just-in-time calls run "
+            "on their arguments' dtypes, as upstream's; ahead-of-time builds need one)",
+            DeclaredDtypeWarning,
+            stacklevel=user_stacklevel(),
+        )
+        return None
 
 
 def triton_name(dtype: str) -> str:

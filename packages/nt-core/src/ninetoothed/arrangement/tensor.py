@@ -56,7 +56,7 @@ from ninetoothed.arrangement._reshaping import (
     tile_count,
 )
 from ninetoothed.arrangement._slicing import index_level
-from ninetoothed.arrangement.dtype import canonical
+from ninetoothed.arrangement.dtype import declared
 from ninetoothed.arrangement.mapping import (
     Binding,
     Dim,
@@ -122,7 +122,7 @@ class Tensor(TensorLevels):
             for index, stride in enumerate(given_strides)
         )
         self._dims: tuple[Dim, ...] = tuple(Dim(fresh_variable(), size) for size in sizes)
-        self._dtype: Any = dtype if dtype is None or isinstance(dtype, Tensor) else canonical(dtype)
+        self._dtype: Any = dtype if dtype is None or isinstance(dtype, Tensor) else declared(dtype)
         self._bindings: dict[str, Binding] = {}
         self._requirements: dict[str, Requirement] = {}
         self._source: Tensor = self

@@ -2,7 +2,8 @@
 
 Every framework adapter runs the same checks, so they live here: argument
 count, which arguments are tensors and which scalars, ranks, declared sizes
-and dtypes, dtypes Triton kernels can take, device agreement, and the keyword
+and dtypes (a dtype mismatch warns, see :func:`bind_call`), dtypes Triton
+kernels can take, device agreement, and the keyword
 arguments that give constexpr and run-time symbols (or pin meta symbols,
 skipping auto-tuning), and the source sizes the arrangement ties together
 (:mod:`ninetoothed.spec._agreement`, derived once per kernel).  A tensor parameter
@@ -14,12 +15,13 @@ size, and the kernel gets a one-element stand-in of the call's device.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from ninetoothed.arrangement.dtype import CANONICAL_NAMES, TRITON_DTYPES
 from ninetoothed.arrangement.symbol import is_power_of_two, takes_powers_of_two
-from ninetoothed.errors import LaunchError
+from ninetoothed.errors import DeclaredDtypeWarning, LaunchError, user_stacklevel
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec._agreement import Agreement
 from ninetoothed.spec.kernel_spec import KernelSpec
@@ -69,6 +71,7 @@ def bind_call(
     recognizes: Callable[[object], bool],
     describe: Callable[[Any], TensorInfo],
     placeholder: Placeholder | None = None,
+    strict_dtypes: bool = False,
 ) -> BoundCall:
     """Check a call against ``spec`` and describe its tensors.
 
@@ -77,7 +80,10 @@ def bind_call(
     ``spec.call_checks``: this runs on every kernel call, which is also why
     the per-tensor checks stay inline rather than in helper functions.
     ``placeholder`` makes the stand-ins of unused parameters; without it every
-    parameter is checked.
+    parameter is checked.  An argument whose dtype differs from its parameter's
+    declared one runs with a :class:`DeclaredDtypeWarning` (the generated code
+    takes its element types from the arguments, as upstream's), or is refused
+    with ``strict_dtypes`` (ahead-of-time kernels, compiled for the declared dtypes).
     """
     checks = spec.call_checks
     if len(args) != len(checks):
@@ -122,9 +128,17 @@ def bind_call(
             and check.dtype != info.dtype
             and not (info.dtype == "bool" and check.dtype in BOOL_AS)
         ):
-            raise LaunchError(
+            message = (
                 f"{spec.label}: parameter {check.name!r} expects dtype {check.dtype}, "
                 f"got {info.dtype}"
+            )
+            if strict_dtypes:
+                raise LaunchError(message)
+            warnings.warn(
+                f"{message}; the kernel runs on {info.dtype}, as upstream's just-in-time "
+                f"kernels do (ahead-of-time builds take {check.dtype} only)",
+                DeclaredDtypeWarning,
+                stacklevel=user_stacklevel(),
             )
         if info.dtype not in TRITON_DTYPES:
             raise LaunchError(
@@ -154,7 +168,13 @@ def bind_call(
     ):
         # No used tensor gives the device, or the framework has no stand-in: check all.
         return bind_call(
-            spec, args, kwargs, framework=framework, recognizes=recognizes, describe=describe
+            spec,
+            args,
+            kwargs,
+            framework=framework,
+            recognizes=recognizes,
+            describe=describe,
+            strict_dtypes=strict_dtypes,
         )
     for agreement in spec.agreements:
         dims = [d for d in agreement.dims if d[0] not in unused] if unused else agreement.dims
