@@ -6,10 +6,13 @@ at run time) and checks nothing at arrangement time.
 
 import os
 
+import pytest
 import torch
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Tensor
+from ninetoothed.errors import LaunchError
 
 DEVICE = "cuda" if torch.cuda.is_available() and os.environ.get("NT_TEST_GPU") == "1" else "cpu"
 
@@ -68,3 +71,31 @@ def test_expand_an_empty_vector():
     kernel = ninetoothed.make(expand_to_a_block, read_only, (Tensor(1),))
 
     kernel(torch.empty((0,), device=DEVICE))
+
+
+def counts_per_bin(values, bins, counts, BLOCK=4, VALUES=8):
+    # ntops's bincount: every program sees all the values (a tile of their whole
+    # length, squeezed), and counts those equal to its block of bins.
+    grid = bins.tile((BLOCK,)).shape[0]
+    values_arranged = values.unsqueeze(0).expand((grid, -1)).tile((1, VALUES)).squeeze(1)
+    return values_arranged, bins.tile((BLOCK,)), counts.tile((BLOCK,))
+
+
+def count_matches(values, bins, counts):
+    matches = ntl.expand_dims(bins, 1) == values  # masked values read as -1
+    counts = ntl.sum(ntl.where(matches, 1, 0), axis=1)  # noqa: F841
+
+
+def test_squeeze_a_tile_of_an_empty_tensor():
+    """With no values, the squeezed dimension has 0 tiles: as upstream, every value is
+    masked (a size other than 0 or 1 is still refused)."""
+    kernel = ninetoothed.make(
+        counts_per_bin, count_matches, (Tensor(1, other=-1), Tensor(1), Tensor(1))
+    )
+    bins = torch.arange(10, device=DEVICE)  # three programs
+    for values in (torch.tensor([3, 3, 9, 0, 5], device=DEVICE), bins[:0]):
+        counts = torch.full((10,), -7, device=DEVICE)
+        kernel(values, bins, counts)
+        assert torch.equal(counts, torch.bincount(values, minlength=10))
+    with pytest.raises(LaunchError, match="squeeze on values: dimension 1 must have size 1"):
+        kernel(torch.arange(9, device=DEVICE), bins, torch.empty_like(bins))

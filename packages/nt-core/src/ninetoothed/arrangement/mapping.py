@@ -77,8 +77,8 @@ class Binding:
 class Requirement:
     """A size that must be one of ``allowed`` at run time.
 
-    A symbolic dimension that was squeezed must be 1; one that was expanded
-    may also be 0 (upstream expands empty tensors: every element masked).
+    A symbolic dimension that was squeezed or expanded must be 1, or 0 (an
+    empty tensor, as upstream's programs pass: every element masked).
     """
 
     size: SymbolLike

@@ -312,9 +312,13 @@ class Tensor(TensorLevels):
                 pass
             elif isinstance(size, Symbol):
                 # Symbolic sizes may still be 1 at run time (the paper's conv2d
-                # squeezes channels/channels): require it, checked at launch.
+                # squeezes channels/channels): require it, checked at launch.  Or 0,
+                # as for expand: an empty tensor, whose every element is masked
+                # (ntops's bincount of no values squeezes a tile of an empty input).
                 requirements[fresh_requirement_key()] = Requirement(
-                    size, f"squeeze on {self._source.name}: dimension {index} must have size 1"
+                    size,
+                    f"squeeze on {self._source.name}: dimension {index} must have size 1",
+                    allowed=(0, 1),
                 )
             elif size != 1:
                 raise MetaOperationError(
