@@ -136,6 +136,35 @@ def test_the_same_view_read_and_written_runs_in_place(framework):
     np.testing.assert_allclose(framework.to_numpy(y), y_values + 1, rtol=1e-6)
 
 
+def halves_by_the_input_width(x, y):
+    # ntops's rope: both tiled by the *input's* last size, so y's positions name x's.
+    def rows_of_halves(t):
+        arranged = t.tile((1, x.shape[-1] // 2)).tile((1, -1))
+        arranged.dtype = arranged.dtype.squeeze(0)
+        arranged.dtype.dtype = arranged.dtype.dtype.squeeze(0)
+        return arranged
+
+    return rows_of_halves(x), rows_of_halves(y)
+
+
+def swap_halves(x, y):
+    first = x[0]
+    second = x[1]
+    y[0] = second
+    y[1] = first
+
+
+swap = ninetoothed.make(halves_by_the_input_width, swap_halves, (Tensor(2), Tensor(2)))
+
+
+def test_in_place_where_the_output_is_tiled_by_the_inputs_sizes(framework):
+    without_views(framework)
+    values = floats(5, 8)
+    x = framework.from_numpy(values.copy())
+    swap(x, x)
+    np.testing.assert_array_equal(framework.to_numpy(x), np.roll(values, 4, axis=1))
+
+
 def test_in_place_where_programs_read_what_others_write_is_refused(framework):
     without_views(framework)
     values = floats(8, 8)

@@ -75,13 +75,22 @@ class Aliasing:
         tensors = spec.tensor_parameters
         written = frozenset(i for i, p in enumerate(tensors) if p.name in outputs)
         reached = [None if p.name in spec.gathered else positions(p.arranged) for p in tensors]
+
+        def same_reach(i: int, j: int) -> bool:
+            if reached[i] is None or reached[j] is None:
+                return False
+            if reached[i] == reached[j]:
+                return True
+            # One view at the call, so the pair's own sizes and strides agree too
+            # (ntops's rope tiles its output by the input's last size).
+            first, second = tensors[i].arranged, tensors[j].arranged
+            return positions(first, second.source) == positions(second, first.source)
+
         in_place = frozenset(
             (i, j)
             for i in range(len(tensors))
             for j in range(i + 1, len(tensors))
-            if (i in written) != (j in written)
-            and reached[i] is not None
-            and reached[i] == reached[j]
+            if (i in written) != (j in written) and same_reach(i, j)
         )
         names = tuple(p.name for p in tensors)
         return cls(spec.label, names, written, in_place, frozenset(spec.jagged_parameters))

@@ -111,21 +111,26 @@ def shared_sources(sources: Sequence[Tensor]) -> tuple[Agreement, ...]:
     )
 
 
-def positions(arranged: Tensor) -> tuple[str, ...]:
+def positions(arranged: Tensor, same_view: Tensor | None = None) -> tuple[str, ...]:
     """Per source dimension of ``arranged``, its index in terms of the program index,
     the application's subscripts and the tile positions, with the tensor's own size
     and stride symbols named as any tensor's would be (``self_size_0``): two
     parameters whose positions are equal and whose arguments have one shape reach,
-    for every program, loop step and tile element, the same element of each."""
-    source = arranged.source
+    for every program, loop step and tile element, the same element of each.
+
+    ``same_view`` is another source tensor whose argument will be the same view
+    (shape and strides) as this one's: its symbols are named ``self_...`` too, so
+    an arrangement that tiles ``output`` by ``input.shape[-1]`` reaches what one
+    tiling ``input`` by its own does."""
     own: dict[str, str] = {}
-    for dim in range(source.ndim):
-        for name, kind in (
-            (source.size_string(dim), "size"),
-            (source.stride_string(dim), "stride"),
-        ):
-            own[name] = f"self_{kind}_{dim}"
-            own[_identifier(name)] = f"self_{kind}_{dim}"
+    for source in (arranged.source, same_view) if same_view is not None else (arranged.source,):
+        for dim in range(source.ndim):
+            for name, kind in (
+                (source.size_string(dim), "size"),
+                (source.stride_string(dim), "stride"),
+            ):
+                own[name] = f"self_{kind}_{dim}"
+                own[_identifier(name)] = f"self_{kind}_{dim}"
     texts = []
     for index in _shared_indices(arranged, {}):
         text = str(index)
