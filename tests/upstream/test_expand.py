@@ -99,3 +99,30 @@ def test_squeeze_a_tile_of_an_empty_tensor():
         assert torch.equal(counts, torch.bincount(values, minlength=10))
     with pytest.raises(LaunchError, match="squeeze on values: dimension 1 must have size 1"):
         kernel(torch.arange(9, device=DEVICE), bins, torch.empty_like(bins))
+
+
+def heads(x, mask, out, BLOCK=8):
+    return x.tile((1, 1, BLOCK)), mask.tile((1, 1, BLOCK)), out.tile((1, 1, BLOCK))
+
+
+def add_mask(x, mask, out):
+    out = x + mask  # noqa: F841
+
+
+def test_a_broadcast_view_longer_than_the_grid_is_read_where_the_grid_reaches():
+    """ntops's grouped-query attention expands an (L, S) mask to every query head and
+    reads it at the key-value head's index: a dimension of stride 0 may be longer
+    than the others (every index reads one value); any other difference is refused."""
+    kernel = ninetoothed.make(heads, add_mask, (Tensor(3), Tensor(3), Tensor(3)))
+    x = torch.randn(2, 3, 20, device=DEVICE)  # grid (2, 3, 3): several programs each way
+    row = torch.randn(20, device=DEVICE)
+    for mask in (row.expand(2, 6, 20), row.expand(2, 3, 20), row.expand(5, 6, 20)):
+        out = torch.full_like(x, float("nan"))
+        kernel(x, mask, out)
+        torch.testing.assert_close(out, x + row)
+    with pytest.raises(LaunchError, match="'x' .* and 'mask' .* must have the same size"):
+        kernel(x, row.expand(2, 6, 20).contiguous(), torch.empty_like(x))  # not a broadcast
+    with pytest.raises(LaunchError, match="'x' .* and 'mask' .* must have the same size"):
+        kernel(x, row.expand(2, 2, 20), torch.empty_like(x))  # a broadcast, but shorter
+    with pytest.raises(LaunchError, match="has stride 0 along a dimension"):
+        kernel(row.expand(2, 6, 20), x, row.clone().expand(2, 6, 20))  # written: refused

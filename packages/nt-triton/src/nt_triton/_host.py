@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from ninetoothed.arrangement.symbol import next_power_of_two
+from ninetoothed.arrangement.symbol import Symbol, next_power_of_two
 from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import TensorInfo
@@ -25,6 +25,7 @@ from nt_triton import _tuning as tuning
 from nt_triton._abi import KernelSignature, ParameterKind
 from nt_triton._codegen import GeneratedSource, persistent_loop
 from nt_triton._codegen import naming as n
+from nt_triton._codegen.product import ShapeCheck
 from nt_triton._persistent_grid import program_cap
 from nt_triton.cache._sources import compiled
 
@@ -35,6 +36,7 @@ __all__ = [
     "INT32_LIMIT",
     "LaunchPlan",
     "compile_host",
+    "fits_broadcast",
     "host_filename",
     "host_source",
 ]
@@ -165,7 +167,11 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     grid_tuple = _tuple(names)
     for check in generated.shape_checks:
         shape_text = _tuple([f"max({s}, 0)" for s in check.shape])
-        lines.append(f"    if {_unless_unused(spec, check.parameter)}{shape_text} != {grid_tuple}:")
+        condition = f"{shape_text} != {grid_tuple}"
+        broadcasts = _broadcast_flags(spec, check)
+        if broadcasts is not None:
+            condition += f" and not {n.FITS_BROADCAST}({shape_text}, {grid_tuple}, {broadcasts})"
+        lines.append(f"    if {_unless_unused(spec, check.parameter)}{condition}:")
         lines.append(
             f"        {n.MISMATCH}({check.parameter!r}, {shape_text}, {grid_tuple}, "
             f"{n.HOST_TENSORS})"
@@ -184,6 +190,40 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     if spec.meta_symbols:
         lines.append(f"    return {n.GRID}")
     return lines
+
+
+def _broadcast_flags(spec: KernelSpec, check: ShapeCheck) -> str | None:
+    """Python source of a tuple telling, per outermost dimension of ``check``'s
+    parameter, whether it walks one source dimension whose stride is 0 at the
+    call (a broadcast view); None where no dimension can be one.
+
+    Such a dimension may be longer than the grid's: every index reads one value,
+    so the programs never reading its last indices miss nothing (ntops's
+    attention reads a mask expanded to every query head at the key-value head's
+    index).  A written tensor cannot be such a view: the aliasing check refuses
+    a tensor that overlaps itself.
+    """
+    parameter = next(p for p in spec.tensor_parameters if p.name == check.parameter)
+    sizes = {n.size(parameter.name, d): d for d in range(parameter.source.ndim)}
+    flags = []
+    for size in check.shape:
+        names = size.names() if isinstance(size, Symbol) else set()
+        walked = {sizes[name] for name in names if name in sizes}
+        if len(walked) == 1:
+            flags.append(f"{n.stride(parameter.name, walked.pop())} == 0")
+        else:
+            flags.append("False")
+    if all(flag == "False" for flag in flags):
+        return None
+    return _tuple(flags)
+
+
+def fits_broadcast(
+    shape: tuple[int, ...], grid: tuple[int, ...], broadcast: tuple[bool, ...]
+) -> bool:
+    """Whether an outermost ``shape`` fits the ``grid``: equal, or longer where its
+    dimension is a broadcast view (see :func:`_broadcast_flags`)."""
+    return all(s == g or (b and s > g) for s, g, b in zip(shape, grid, broadcast))
 
 
 def _unless_unused(spec: KernelSpec, parameter: str) -> str:
@@ -227,6 +267,7 @@ def compile_host(
     namespace: dict[str, Any] = {
         n.NEXT_POWER_OF_TWO: next_power_of_two,
         n.MISMATCH: mismatch,
+        n.FITS_BROADCAST: fits_broadcast,
         n.UNMET: unmet,
         n.OVERLAP: aliasing.check,
         n.UNUSED_OF: spec.unused_parameters,

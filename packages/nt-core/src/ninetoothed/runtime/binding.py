@@ -184,7 +184,8 @@ def bind_call(
         size = tensors[first].shape[first_dim]
         for other, dim in dims[1:]:
             if tensors[other].shape[dim] != size:
-                _disagree(spec, agreement, tensors, (first, first_dim), (other, dim))
+                _check_with_broadcasts(spec, agreement, tensors, dims)
+                break
     if kwargs or spec.required_symbols:
         _bind_keywords(spec, kwargs, scalars)
     return BoundCall(tensors, tensor_arguments, scalars, device or "cpu", unused)
@@ -311,6 +312,31 @@ def _short(value: Any) -> str:
     if isinstance(value, (int, float, bool, str)) or value is None:
         return repr(value)
     return f"a {type(value).__module__}.{type(value).__qualname__}"
+
+
+def _check_with_broadcasts(
+    spec: KernelSpec,
+    agreement: Agreement,
+    tensors: list[TensorInfo],
+    dims: Sequence[tuple[int, int]],
+) -> None:
+    """Sizes tied by ``agreement`` that differ: accept a broadcast view (stride 0 along
+    the dimension) at least as long as the others, refuse anything else.
+
+    Every index of a broadcast view reads one value, so the indices past the
+    others' end hold nothing the others' indices do not: ntops's attention
+    expands an ``(L, S)`` mask to every query head and reads it at the key-value
+    head's index.  A written argument cannot be such a view (it would overlap
+    itself, which the kernel's aliasing check refuses).
+    """
+    broadcast = [(i, d) for i, d in dims if tensors[i].strides[d] == 0]
+    real = [(i, d) for i, d in dims if tensors[i].strides[d] != 0] or broadcast[:1]
+    first = real[0]
+    size = tensors[first[0]].shape[first[1]]
+    for other in real[1:] + broadcast:
+        other_size = tensors[other[0]].shape[other[1]]
+        if other_size != size and not (other in broadcast and other_size > size):
+            _disagree(spec, agreement, tensors, first, other)
 
 
 def _disagree(

@@ -24,6 +24,7 @@ __all__ = [
     "MASK",
     "META",
     "MISMATCH",
+    "FITS_BROADCAST",
     "NEW_TUPLE",
     "NEXT_POWER_OF_TWO",
     "OVERLAP",
@@ -229,6 +230,7 @@ PROGRAM_CAP = f"{PREFIX}program_cap"
 """The host's function giving the most programs a persistent kernel launches."""
 
 MISMATCH = f"{PREFIX}mismatch"
+FITS_BROADCAST = f"{PREFIX}fits_broadcast"
 UNMET = f"{PREFIX}unmet"
 OVERLAP = f"{PREFIX}overlap"
 UNUSED_OF = f"{PREFIX}unused_of"
