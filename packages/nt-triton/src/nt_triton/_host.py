@@ -37,6 +37,7 @@ __all__ = [
     "LaunchPlan",
     "compile_host",
     "fits_broadcast",
+    "fits_within",
     "host_filename",
     "host_source",
 ]
@@ -169,7 +170,9 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
         shape_text = _tuple([f"max({s}, 0)" for s in check.shape])
         condition = f"{shape_text} != {grid_tuple}"
         broadcasts = _broadcast_flags(spec, check)
-        if broadcasts is not None:
+        if check.parameter in spec.beside_grid:
+            condition += f" and not {n.FITS_WITHIN}({shape_text}, {grid_tuple})"
+        elif broadcasts is not None:
             condition += f" and not {n.FITS_BROADCAST}({shape_text}, {grid_tuple}, {broadcasts})"
         lines.append(f"    if {_unless_unused(spec, check.parameter)}{condition}:")
         lines.append(
@@ -226,6 +229,12 @@ def fits_broadcast(
     return all(s == g or (b and s > g) for s, g, b in zip(shape, grid, broadcast))
 
 
+def fits_within(shape: tuple[int, ...], grid: tuple[int, ...]) -> bool:
+    """Whether a tensor beside the grid (``KernelSpec.beside_grid``) has no tile the
+    grid's programs would not reach: an outermost ``shape`` no larger than the grid."""
+    return all(s <= g for s, g in zip(shape, grid))
+
+
 def _unless_unused(spec: KernelSpec, parameter: str) -> str:
     """The start of a launch check's condition that skips it where the call leaves
     ``parameter`` unused (its tensor is then a one-element stand-in): empty for
@@ -255,6 +264,13 @@ def compile_host(
     def mismatch(
         name: str, shape: tuple[int, ...], grid: tuple[int, ...], tensors: Sequence[TensorInfo]
     ) -> None:
+        if name in spec.beside_grid:
+            raise LaunchError(
+                f"{spec.label}: the arranged {name!r} has outermost shape {shape}, larger than "
+                f"the launch grid (from {spec.tensor_parameters[0].name!r}) {grid} in some "
+                "dimension, so no program would reach its last tiles; the arguments' shapes "
+                f"do not fit the arrangement together ({described(tensors)})"
+            )
         raise LaunchError(
             f"{spec.label}: the arranged {name!r} has outermost shape {shape}, but the launch grid "
             f"(from {spec.tensor_parameters[0].name!r}) is {grid}; the arguments' shapes do not "
@@ -268,6 +284,7 @@ def compile_host(
         n.NEXT_POWER_OF_TWO: next_power_of_two,
         n.MISMATCH: mismatch,
         n.FITS_BROADCAST: fits_broadcast,
+        n.FITS_WITHIN: fits_within,
         n.UNMET: unmet,
         n.OVERLAP: aliasing.check,
         n.UNUSED_OF: spec.unused_parameters,

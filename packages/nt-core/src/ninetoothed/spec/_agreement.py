@@ -28,7 +28,7 @@ rule cannot see are listed in ``docs/design.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -55,6 +55,18 @@ class Agreement:
     shared: bool = False
     """Whether the tie is one symbolic tensor given for several parameters
     (:func:`shared_sources`) rather than an index the arrangement shares."""
+
+    def split(self, group: Callable[[int], int]) -> tuple[Agreement, ...]:
+        """This agreement's dimensions by the ``group`` of their tensor: one agreement
+        per group that ties several tensors."""
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for dim in self.dims:
+            groups.setdefault(group(dim[0]), []).append(dim)
+        return tuple(
+            Agreement(tuple(dims), self.index, self.shared)
+            for dims in groups.values()
+            if len({position for position, _ in dims}) > 1
+        )
 
     @property
     def reason(self) -> str:

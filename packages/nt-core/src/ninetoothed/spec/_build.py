@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ninetoothed.arrangement.mapping import VARIABLE_PREFIX
 from ninetoothed.arrangement.symbol import Symbol, names_of
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError
+from ninetoothed.spec._flow import flow_groups
 from ninetoothed.spec._grid import align_outermost_ranks, check_outermost_shapes
 from ninetoothed.spec._names import check_names_defined
 from ninetoothed.spec._usage import source_only_parameters, whole_indexed_parameters
@@ -44,7 +46,14 @@ def build_spec(
         application, [p.name for p in parameters if p.source.jagged_dim is None]
     )
     parameters = align_outermost_ranks(parameters, apart)
-    grid = check_outermost_shapes(parameters, apart)
+    gridded = [p.name for p in parameters if not p.is_scalar and p.name not in apart]
+    flow = flow_groups(
+        application,
+        [p.name for p in parameters if not p.is_scalar],
+        gridded[0] if gridded else None,
+    )
+    beside = _beside_grid(parameters, apart, flow)
+    grid = check_outermost_shapes(parameters, apart | beside)
     symbols = _symbols(parameters)
     size_and_stride_names = {
         name
@@ -71,7 +80,21 @@ def build_spec(
         runtime_symbols=runtime,
         options=dict(options or {}),
         whole_indexed=frozenset(whole),
+        flow=flow if len(flow) > 1 else (),
+        beside_grid=beside,
     )
+
+
+def _beside_grid(
+    parameters: list[Parameter], apart: AbstractSet[str], flow: tuple[frozenset[str], ...]
+) -> frozenset[str]:
+    """The gridded tensor parameters in another :func:`flow_groups` group than the
+    first one's (whose outermost shape is the grid)."""
+    gridded = [p.name for p in parameters if not p.is_scalar and p.name not in apart]
+    if len(flow) < 2 or not gridded:
+        return frozenset()
+    first = next(group for group in flow if gridded[0] in group)
+    return frozenset(name for name in gridded if name not in first)
 
 
 def kernel_name(name: str | None, application: Callable[..., Any]) -> str:

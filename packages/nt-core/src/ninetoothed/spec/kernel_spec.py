@@ -58,6 +58,15 @@ class KernelSpec:
     upstream, each such subscript is an element of the whole tensor, ``x.source[i, j]``
     (:func:`~ninetoothed.spec._usage.whole_indexed_parameters`)."""
 
+    flow: tuple[frozenset[str], ...] = ()
+    """The tensor parameters in groups no value crosses
+    (:func:`~ninetoothed.spec._flow.flow_groups`); empty: one group."""
+
+    beside_grid: frozenset[str] = frozenset()
+    """Tensor parameters whose values never meet the grid's first tensor's (another
+    :attr:`flow` group): their outermost shape may be smaller than the grid (the
+    programs past their tiles find every element masked), never larger."""
+
     positional_symbols: tuple[str, ...] = field(init=False)
     """The constexpr symbols a call may give positionally, after the parameters.
 
@@ -131,6 +140,14 @@ class KernelSpec:
             [p.arranged for p in tensors],
             skip={i for i, p in enumerate(tensors) if p.name in self.gathered},
         )
+        if len(self.flow) > 1:
+            # Parameters whose values never meet need not be masked alike.
+            group_of = {name: g for g, group in enumerate(self.flow) for name in group}
+            derived = tuple(
+                within
+                for agreement in derived
+                for within in agreement.split(lambda i: group_of.get(tensors[i].name, -1))
+            )
         return derived + shared_sources([p.source for p in tensors])
 
     @cached_property

@@ -52,11 +52,19 @@ def addressing(context: Context, view: View) -> Addressing:
         bindings = jagged.entry_bounds(context, view, bindings, indices[0], tile_names)
     mask: list[SymbolLike] = []
     jagged_source = parameter.source.jagged_dim is not None
+    # A tensor beside the grid may have fewer tiles than the grid has programs: the
+    # programs past them must find every element masked, so no bound is taken as
+    # known from the tile counts (KernelSpec.beside_grid).
+    beside = parameter.name in context.spec.beside_grid
     for variable, binding in bindings.items():
         if binding.bound is None:
             continue
         value = value_of(variable)
-        if not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
+        if beside:
+            term = value < binding.bound
+            if term is not True:
+                mask.append(term)
+        elif not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
             value, binding.bound
         ):
             outer = None if binding.outer is None else value_of(binding.outer)

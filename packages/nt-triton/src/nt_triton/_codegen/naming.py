@@ -25,6 +25,7 @@ __all__ = [
     "META",
     "MISMATCH",
     "FITS_BROADCAST",
+    "FITS_WITHIN",
     "NEW_TUPLE",
     "NEXT_POWER_OF_TWO",
     "OVERLAP",
@@ -231,6 +232,7 @@ PROGRAM_CAP = f"{PREFIX}program_cap"
 
 MISMATCH = f"{PREFIX}mismatch"
 FITS_BROADCAST = f"{PREFIX}fits_broadcast"
+FITS_WITHIN = f"{PREFIX}fits_within"
 UNMET = f"{PREFIX}unmet"
 OVERLAP = f"{PREFIX}overlap"
 UNUSED_OF = f"{PREFIX}unused_of"
