@@ -98,3 +98,19 @@ def test_a_group_that_writes_nothing_stays_with_the_grid():
     x, present = torch.randn(13, 6, device=DEVICE), torch.randn(1, 6, device=DEVICE)
     with pytest.raises(LaunchError, match="'x' .* and 'present' .* must have the same size"):
         kernel(x, torch.empty_like(x), present, torch.empty_like(present))
+
+
+def fold_into(total, x):
+    total += x  # an inlined helper assigns the caller's variable
+
+
+def through_a_helper(x, out, present, slot):
+    total = 0.0
+    fold_into(total, x)
+    slot = present + total  # noqa: F841 - carries x's values through the helper
+    out = x  # noqa: F841
+
+
+def test_a_helper_that_assigns_the_callers_variable_carries_its_values():
+    names = ["x", "out", "present", "slot"]
+    assert flow_groups(through_a_helper, names) == (frozenset(names),)

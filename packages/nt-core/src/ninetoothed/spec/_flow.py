@@ -11,7 +11,9 @@ never meet, so the present tensors need not have the query's sizes.
 crosses, conservatively: any statement that assigns a value made from some
 parameters (or under a condition or loop over them) ties them to what it
 assigns; a call ties all of its arguments together (a helper may store one
-into another); a local variable carries what it was made from.  Reading a
+into another) and may assign each variable it is given (helpers are inlined,
+so they can fold values into the caller's accumulators); a local variable
+carries what it was made from.  Reading a
 parameter's ``shape``, ``dtype`` or ``ndim`` carries no value.  Where the
 source cannot be read, every parameter is in one group.
 """
@@ -165,6 +167,13 @@ class _Walker:
                     result |= self.values(condition)
         if isinstance(node, ast.Call):
             self.unite(result)
+            # Helpers are inlined: one may assign the caller's variables it is given
+            # (the library's attention folds its keys into the caller's acc, l_i, m_i).
+            for argument in [*node.args, *(k.value for k in node.keywords)]:
+                while isinstance(argument, ast.Starred):
+                    argument = argument.value
+                if isinstance(argument, ast.Name):
+                    self.carried[argument.id] = self.carried.get(argument.id, frozenset()) | result
         return result
 
 
