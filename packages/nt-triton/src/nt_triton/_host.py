@@ -169,10 +169,9 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     for check in generated.shape_checks:
         shape_text = _tuple([f"max({s}, 0)" for s in check.shape])
         condition = f"{shape_text} != {grid_tuple}"
-        broadcasts = _broadcast_flags(spec, check)
         if check.parameter in spec.beside_grid:
             condition += f" and not {n.FITS_WITHIN}({shape_text}, {grid_tuple})"
-        elif broadcasts is not None:
+        elif (broadcasts := _broadcast_flags(spec, check)) is not None:
             condition += f" and not {n.FITS_BROADCAST}({shape_text}, {grid_tuple}, {broadcasts})"
         lines.append(f"    if {_unless_unused(spec, check.parameter)}{condition}:")
         lines.append(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ninetoothed.arrangement.mapping import VARIABLE_PREFIX
@@ -52,7 +51,7 @@ def build_spec(
         [p.name for p in parameters if not p.is_scalar],
         gridded[0] if gridded else None,
     )
-    beside = _beside_grid(parameters, apart, flow)
+    beside = _beside_grid(gridded, flow)
     grid = check_outermost_shapes(parameters, apart | beside)
     symbols = _symbols(parameters)
     size_and_stride_names = {
@@ -85,12 +84,9 @@ def build_spec(
     )
 
 
-def _beside_grid(
-    parameters: list[Parameter], apart: AbstractSet[str], flow: tuple[frozenset[str], ...]
-) -> frozenset[str]:
-    """The gridded tensor parameters in another :func:`flow_groups` group than the
+def _beside_grid(gridded: list[str], flow: tuple[frozenset[str], ...]) -> frozenset[str]:
+    """The ``gridded`` tensor parameters in another :func:`flow_groups` group than the
     first one's (whose outermost shape is the grid)."""
-    gridded = [p.name for p in parameters if not p.is_scalar and p.name not in apart]
     if len(flow) < 2 or not gridded:
         return frozenset()
     first = next(group for group in flow if gridded[0] in group)

@@ -66,8 +66,9 @@ def flow_groups(
         _Walker(carried, unite, written).run(definition.body, frozenset())
         changed = carried != before
     anchor = anchor if anchor in parents else names[0]
+    writing = {find(name) for name in written}  # uniting into the anchor keeps these roots
     for name in names:
-        if not any(find(n) == find(name) and n in written for n in names):
+        if find(name) not in writing:
             unite((anchor, name))
     groups: dict[str, set[str]] = {}
     for name in names:
@@ -97,10 +98,10 @@ class _Walker:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             value = self.values(node.value) if node.value is not None else frozenset()
             for target in targets:
-                self.assign(target, value | context | self.target_reads(target), node)
+                self.assign(target, value | context | self.target_reads(target))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             inner = context | self.values(node.iter)
-            self.assign(node.target, inner, node)
+            self.assign(node.target, inner)
             self.run(node.body, inner)
             self.run(node.orelse, inner)
         elif isinstance(node, (ast.If, ast.While)):
@@ -119,14 +120,14 @@ class _Walker:
                 if isinstance(child, ast.expr):
                     self.values(child)
 
-    def assign(self, target: ast.expr, value: frozenset[str], node: ast.stmt) -> None:
+    def assign(self, target: ast.expr, value: frozenset[str]) -> None:
         """``target`` (a name, an element of one, or a tuple of them) receives ``value``."""
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
-                self.assign(element, value, node)
+                self.assign(element, value)
             return
         if isinstance(target, ast.Starred):
-            self.assign(target.value, value, node)
+            self.assign(target.value, value)
             return
         root = _root_name(target)
         if root is None:
