@@ -235,3 +235,33 @@ def test_jax_in_place_kernel_is_tuned_without_changing_its_result():
     jitted = jax.jit(lambda a, b: kernel(a, b))(z, x)
     assert bool(jnp.all(eager == 1)), f"eager: {jnp.unique(eager)}"
     assert bool(jnp.all(jitted == 1)), f"jax.jit: {jnp.unique(jitted)}"
+
+
+@pytest.mark.parametrize("bound", [32, 64, 128, 256])
+def test_every_attention_configuration_computes_right(bound):
+    """The library's attention tunes over a measured list per head bound: each entry,
+    pinned alone, computes the same as torch on ragged lengths (several query blocks
+    and a masked last key block), causal and not, so no entry that corrupts data or
+    fails to compile can hide behind another that wins the tuning."""
+    import torch.nn.functional as F
+
+    from ninetoothed.library import scaled_dot_product_attention as sdpa
+
+    premade = sdpa.premake(head_bound=bound)
+    generator = torch.Generator(device="cuda").manual_seed(bound)
+    q, k, v = (
+        torch.randn(2, 3, 300, bound, device="cuda", dtype=torch.float16, generator=generator)
+        for _ in "qkv"
+    )
+    for config in sdpa.configurations(bound):
+        kernel = ninetoothed.make(
+            premade.arrangement, premade.application, premade.tensors, configs=[config]
+        )
+        for causal in (False, True):
+            o = torch.full_like(q, float("nan"))
+            kernel(q, k, v, bound**-0.5, causal, o)
+            expected = F.scaled_dot_product_attention(
+                q.float(), k.float(), v.float(), is_causal=causal
+            )
+            error = float((o.float() - expected).abs().max())
+            assert error < 1e-2, f"{config}, causal={causal}: max error {error}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ninetoothed
+import ninetoothed.language as ntl
 from ninetoothed import Symbol, Tensor, block_size
 from ninetoothed.arrangement.symbol import is_power_of_two
 from ninetoothed.errors import CodegenError
@@ -181,6 +182,70 @@ def test_phases_hold_the_tiles_loaded_before_a_loop_and_in_it():
     *loops, end = phases(sdpa.premake())
     assert len(loops) == 2 and len(end) == 1  # the unmasked and the masked blocks of keys
     assert all(loop[0] == end[0] and len(loop) == 3 for loop in loops)  # q; k and v
+
+
+def test_loops_one_after_another_do_not_add_up_their_pipelines():
+    """Software pipelining keeps ``num_stages`` copies of a loop's tiles in shared memory
+    while that loop runs; attention's two loops over key blocks (whole, then masked)
+    run one after the other, so its pipeline holds one loop's key and value blocks,
+    not both loops' (which pruned every 128 x 128 block of heads of 128)."""
+
+    def loops_in_sequence(x, y):
+        total = ntl.zeros(y.shape, dtype=ntl.float32)
+        for i in range(x.shape[0]):
+            total += x[i]
+        for i in range(x.shape[0]):
+            total += x[i] * 2
+        y = total  # noqa: F841
+
+    def loops_nested(x, y):
+        total = ntl.zeros(y.shape, dtype=ntl.float32)
+        for i in range(x.shape[0]):
+            for j in range(x.shape[0]):
+                total += x[i] + x[j]
+        y = total  # noqa: F841
+
+    def arrangement(x, y, BLOCK=block_size()):  # noqa: B008
+        arranged = x.tile((1, BLOCK)).tile((-1, 1)).squeeze(0)  # per program: the rows
+        arranged.dtype = arranged.dtype.squeeze(1)
+        arranged.dtype.dtype = arranged.dtype.dtype.squeeze(0)  # each row: (BLOCK,)
+        return arranged, y.tile((BLOCK,))
+
+    def pipelined(application):
+        kernel = ninetoothed.make(arrangement, application, (Tensor(2), Tensor(1)))
+        return kernel.generated._sizing.tiles({"BLOCK": 64}).pipelined
+
+    assert pipelined(loops_in_sequence) == 64  # one loop's tile, not two
+    assert pipelined(loops_nested) == 128  # one loop holding both tiles
+
+
+def test_attention_pipelines_one_loops_key_and_value_blocks():
+    from ninetoothed.library import scaled_dot_product_attention as sdpa
+
+    premade = sdpa.premake(head_bound=128)
+    kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
+    tiles = kernel.generated._sizing.tiles({"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128})
+    assert tiles.pipelined == 2 * 128 * 128  # a key block and a value block
+    assert tiles.fits(2, num_warps=8, num_stages=3)
+
+
+def test_attention_lists_fit_their_heads_and_start_with_one_for_float32():
+    """Each head bound's measured list fits a GPU program at that bound for 2-byte
+    elements (so tuning keeps every entry), and its first, which runs untuned or when
+    the GPU tests cut each space to one, fits float32 too."""
+    from ninetoothed.library import scaled_dot_product_attention as sdpa
+
+    for bound in (16, 32, 64, 128, 256):
+        premade = sdpa.premake(head_bound=bound)
+        configs = premade.options["configs"]
+        assert configs == sdpa.configurations(bound) and len(configs) <= 6
+        kernel = ninetoothed.make(premade.arrangement, premade.application, premade.tensors)
+        for index, config in enumerate(configs):
+            blocks = {name: value for name, value in config.items() if name.startswith("BLOCK")}
+            tiles = kernel.generated._sizing.tiles(blocks)
+            warps, stages = config["num_warps"], config["num_stages"]
+            assert tiles.fits(2, warps, stages), (bound, config)
+            assert index or tiles.fits(4, warps, stages), (bound, config)
 
 
 def test_conv2d_tunes_blocks_for_small_gemms(monkeypatch):

@@ -324,7 +324,8 @@ class Sizing:
         footprint = self.footprint
         shapes = footprint.tiles
         loaded = tuple(self.elements(shape, values) for shape in shapes)
-        pipelined = sum(self.elements(shape, values) for shape in footprint.loop_tiles)
+        groups = footprint.loop_groups or (footprint.loop_tiles,)
+        pipelined = max(sum(self.elements(shape, values) for shape in group) for group in groups)
         stored = loaded  # the footprint does not tell loads from stores: count each once
         intermediate = 0
         if self.uses_dot:

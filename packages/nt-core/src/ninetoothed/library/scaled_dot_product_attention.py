@@ -25,12 +25,14 @@ from ninetoothed.library.tiling import Premade, Tile
 
 __all__ = [
     "LOG2_E",
+    "CONFIGS",
     "MAX_HEAD_DIM",
     "application",
     "application_with_lse",
     "arrangement",
     "arrangement_with_lse",
     "attend",
+    "configurations",
     "online_softmax",
     "premake",
 ]
@@ -194,6 +196,58 @@ def application_with_lse(
     lse = m_i + ntl.log2(total)  # noqa: F841 - -inf where no key: m_i is
 
 
+CONFIGS: dict[int, tuple[tuple[int, int, int, int, int | None], ...]] = {
+    32: (
+        (64, 64, 4, 3, 128),
+        (64, 128, 4, 3, 128),
+        (128, 64, 4, 3, 128),
+        (128, 128, 8, 3, 128),
+        (64, 32, 4, 3, None),
+    ),
+    64: (
+        (64, 64, 4, 3, 128),
+        (128, 128, 8, 3, 128),
+        (128, 64, 8, 3, None),
+        (64, 64, 4, 3, None),
+        (64, 32, 4, 4, None),
+        (128, 128, 8, 2, 128),
+    ),
+    128: (
+        (128, 64, 8, 2, 128),
+        (64, 64, 4, 3, None),
+        (128, 128, 8, 3, None),
+        (64, 32, 4, 3, 128),
+        (128, 64, 8, 3, None),
+    ),
+    256: ((64, 32, 8, 2, None), (128, 32, 8, 3, None), (128, 32, 8, 4, None)),
+}
+"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, num_warps, num_stages, maxnreg)`` tuned over, per
+power-of-two bound of the head dimension (16 takes 32's), measured on an H100
+(every block shape of 64 or 128 query rows and 32 to 128 keys, 4 or 8 warps,
+2 to 4 stages, with and without a cap of 128 registers: 72 candidates, timed
+at 2 to 8 shapes per bound, causal and not): each list keeps the
+configurations that came within 2-4% of the fastest at some measured shape.
+The first runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to one) and
+fits a float32 program.  A short list is a short first call: each
+configuration is a compile of a second or two, and the general space's 12
+block shapes, each with and without the cap, made 24.  The measurements
+(``docs/design.md``, "Attention's configurations") also found the cap's
+worth: 128 registers let 128 x 64 blocks of heads of 128 run 2 stages at
+the best time of all, where the general space kept only 3 stages."""
+
+
+def configurations(head_bound: int) -> list[dict[str, int]]:
+    """``make``'s ``configs`` for heads up to ``head_bound``: :data:`CONFIGS`' list for
+    the power of two at or above it (from 32 to :data:`MAX_HEAD_DIM`)."""
+    bound = min(1 << (max(head_bound, 32) - 1).bit_length(), MAX_HEAD_DIM)
+    entries = CONFIGS[bound]
+    configs = []
+    for m, n, warps, stages, cap in entries:
+        config = {"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "num_warps": warps, "num_stages": stages}
+        configs.append(config | ({"maxnreg": cap} if cap else {}))
+    return configs
+
+
 def premake(
     gqa: bool = False, few_queries: bool = False, head_bound: int = MAX_HEAD_DIM, lse: bool = False
 ) -> Premade:
@@ -212,12 +266,7 @@ def premake(
         Tensor(4, shape_options=(None, None, None, head)),
     )
     blocks: dict[str, Any] = {}
-    # At most 12 configurations, each with and without a cap of 128 registers a
-    # thread: each compile takes a second or two, and the first call must stay well
-    # under 30 s (the library's target).  The cap: at 64 x 64 blocks and 4 warps the
-    # program needs 138 registers, which leaves room for 3 programs per SM; at 128,
-    # 4 fit, without spilling (an H100: 4% faster, past the hand-written kernel).
-    options: dict[str, Any] = {"max_num_configs": 12, "maxnreg": (None, 128)}
+    options: dict[str, Any] = {"configs": configurations(head_bound)}
     if few_queries:
         # 16 x 32 blocks: the one configuration that fits a program with the head
         # dimension at its bound (256); 16 x 64 does not (the GPU refused to make it).

@@ -108,7 +108,7 @@ class ApplicationRewriter(ast.NodeTransformer):
             # program may have written those elements, so wait for them.
             self.prelude.append(ast.Expr(call("tl.debug_barrier", [])))
         if self.loop_depth:
-            self.context.loop_tiles.append(tile_shape(self.context, view))
+            self.context.loop_tiles.append((tile_shape(self.context, view), self.context.loop))
         load = memory.load(self.context, view, self.addressing(view))
         if not self.hoisting:
             return load

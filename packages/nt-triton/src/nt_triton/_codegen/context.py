@@ -99,7 +99,9 @@ class Context:
         self.whole_tiles: dict[str, list[WholeTiles]] = {}
         """Variables of the loops whose iterations over whole tiles are being rewritten
         -> the tile checks those iterations dropped (see :mod:`ragged_loops`)."""
-        self.loop_tiles: list[tuple[SymbolLike, ...]] = []
+        self.loop_tiles: list[tuple[tuple[SymbolLike, ...], int | None]] = []
+        """Each tile loaded inside a loop: its shape and its outermost loop's number
+        (None where unknown: counted with every loop)."""
         self.has_loop = False
         self.loaded: set[str] = set()
         self.stored: set[str] = set()
@@ -165,6 +167,19 @@ class Context:
             for number in range(self.loops)
         ]
         return (*phases, tuple(shape for shape, _ in outside))
+
+    def loop_groups(self) -> tuple[tuple[tuple[SymbolLike, ...], ...], ...]:
+        """The shapes of the tiles loaded inside loops, one group per outermost loop.
+
+        Software pipelining keeps copies of a loop's tiles in shared memory while
+        that loop runs; loops one after another (attention's loop over whole key
+        blocks, then its masked one) never hold theirs at once, and Triton's
+        allocator lets the later loop's buffers reuse the earlier one's space.
+        """
+        return tuple(
+            tuple(shape for shape, loop in self.loop_tiles if loop in (number, None))
+            for number in range(self.loops)
+        )
 
     def placeholder(self, node: ast.expr) -> Symbol:
         """A symbol standing for an application expression (a subscript)."""

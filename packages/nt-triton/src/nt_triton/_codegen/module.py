@@ -50,7 +50,11 @@ def generate(spec: KernelSpec) -> GeneratedSource:
         shape_checks=shape_checks,
         requirements=requirements,
         footprint=TileFootprint(
-            tuple(context.tiles), tuple(context.loop_tiles), context.has_loop, context.phases()
+            tuple(context.tiles),
+            tuple(shape for shape, _ in context.loop_tiles),
+            context.has_loop,
+            context.phases(),
+            context.loop_groups(),
         ),
         inputs=tuple(p.name for p in tensors if p.name in context.loaded),
         outputs=tuple(p.name for p in tensors if p.name in context.stored),

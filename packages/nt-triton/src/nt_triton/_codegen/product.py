@@ -39,6 +39,11 @@ class TileFootprint:
     loaded outside loops).  Registers peak in the largest phase; a stored tile is an
     intermediate's value (tuning counts those apart).  Empty: every tile at once."""
 
+    loop_groups: tuple[tuple[tuple[SymbolLike, ...], ...], ...] = ()
+    """:attr:`loop_tiles` grouped by outermost loop: the pipeline's shared memory peaks
+    in the largest group, as loops one after another do not hold their copies at
+    once.  Empty: every loop tile at once."""
+
 
 @dataclass(frozen=True)
 class ShapeCheck:
