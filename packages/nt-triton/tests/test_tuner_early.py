@@ -27,8 +27,15 @@ def started(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> list[Any]:
     monkeypatch.delenv("PADDLE_LOCAL_SIZE", raising=False)
     monkeypatch.setattr(early, "_on_a_gpu", lambda: True)
     monkeypatch.setattr(early, "_started", set())
-    monkeypatch.setattr(early, "_background", lambda work, name: work())
     record: list[Any] = []
+
+    def at_once(work: Any, name: str) -> Any:
+        work()
+        return SimpleNamespace(join=lambda: record.append(f"joined {name}"))
+
+    monkeypatch.setattr(early, "_background", at_once)
+    monkeypatch.setattr(early, "_DRIVER", [])
+    monkeypatch.setattr(early, "_initialise_driver", lambda: record.append("driver"))
 
     class Pool:
         def __init__(self, size: int) -> None:
@@ -54,19 +61,19 @@ def _spec(label: str, count: int = 4, **options: Any) -> Any:
 
 def test_a_new_kernel_starts_its_workers_and_the_lean_launcher_once(started):
     early.ahead(_spec("mm 0a"), "f0a")
-    assert started == ["key", ("pool", 4), "lean"]  # no more workers than candidates
+    assert started == ["key", "driver", ("pool", 4), "lean"]  # no more workers than candidates
     early.ahead(_spec("mm 0a"), "f0a")
-    assert started == ["key", ("pool", 4), "lean"]  # once per kernel, the key once in all
+    assert started == ["key", "driver", ("pool", 4), "lean"]  # once per kernel; key, driver once
     early.ahead(_spec("mm 0b", count=9), None)  # no fingerprint: by label
-    assert started[3:] == [("pool", 6), "lean"]  # NINETOOTHED_COMPILE_WORKERS at most
+    assert started[4:] == [("pool", 6), "lean"]  # NINETOOTHED_COMPILE_WORKERS at most
 
 
 def test_a_kept_kernel_starts_its_workers_unless_its_table_has_entries(started, tmp_path):
     early.ahead(_spec("mm 1a"), "f1a", tmp_path / "mm_1a.py", 3)
-    assert started == ["key", ("pool", 3), "lean"]  # the kept kernel's own count
+    assert started == ["key", "driver", ("pool", 3), "lean"]  # the kept kernel's own count
     table.write("mm_1b", "key", {"configuration": {}})
     early.ahead(_spec("mm 1b"), "f1b", tmp_path / "mm_1b.py", 3)
-    assert started == ["key", ("pool", 3), "lean"]
+    assert started == ["key", "driver", ("pool", 3), "lean"]
 
 
 @pytest.mark.parametrize(
@@ -84,7 +91,32 @@ def test_kernels_that_will_not_tune_in_workers_start_none(started, monkeypatch, 
     for name, value in setting.items():
         monkeypatch.setenv(name, value)
     early.ahead(spec, "f2")
-    assert started == ["key"]
+    assert started == ["key", "driver"]  # every process that compiles needs both
+
+
+def test_a_tuning_call_waits_for_the_driver_started_in_the_background(monkeypatch):
+    """The driver initialised in a background thread is waited for, not initialised a
+    second time alongside, by the call about to use it."""
+    import threading
+
+    release, order = threading.Event(), []
+
+    def slow_driver() -> None:
+        release.wait(5)
+        order.append("initialised")
+
+    monkeypatch.setattr(early, "_DRIVER", [])
+    monkeypatch.setattr(early, "_started", set())
+    monkeypatch.setattr(early, "_on_a_gpu", lambda: True)
+    monkeypatch.setattr(early, "_initialise_driver", slow_driver)
+    monkeypatch.setattr(workers, "triton_key", lambda: None)
+    monkeypatch.setenv("NINETOOTHED_TUNING", "off")  # no workers: the key and the driver
+    early.ahead(_spec("mm 3a"), "f3a")
+    threading.Timer(0.2, release.set).start()
+    early.driver_settled()
+    order.append("used")
+    assert order == ["initialised", "used"]
+    early.driver_settled()  # at once, once it is done
 
 
 def test_a_space_s_size_is_bounded_before_it_is_built(monkeypatch):

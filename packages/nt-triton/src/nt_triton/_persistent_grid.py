@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 from nt_triton import knobs
+from nt_triton.tuner import _early as early
 
 __all__ = ["INTERPRETER_PROGRAMS", "program_cap"]
 
@@ -25,6 +26,7 @@ def program_cap() -> int:
         return INTERPRETER_PROGRAMS
     from triton.runtime import driver
 
+    early.driver_settled()
     return _multiprocessors(driver.active.get_current_device())
 
 

@@ -53,6 +53,7 @@ from nt_triton._launch.tuning_calls import (
     tuning_call,
     tuning_key,
 )
+from nt_triton.tuner import _early as early
 from nt_triton.tuner._core import TuningCall
 
 __all__ = ["PLAN_LIMIT", "FastLauncher", "Plan"]
@@ -359,6 +360,7 @@ class FastLauncher:
     ) -> Any:
         import triton
 
+        early.driver_settled()
         target = triton.runtime.driver.active.get_current_target()
         spec = self.kernel.spec
         with failures.compile_errors_named(spec.label, spec.application):

@@ -21,6 +21,7 @@ from ninetoothed.runtime.hookspecs import HostReads
 from nt_triton import _tuning as tuning
 from nt_triton._launch import compiled
 from nt_triton._launch.target import LaunchTarget
+from nt_triton.tuner import _early as early
 from nt_triton.tuner._core import TuningCall
 
 __all__ = [
@@ -105,6 +106,7 @@ def tuning_call(
     import triton
 
     bound, prepared, device, pointers, scalars = call
+    early.driver_settled()
     target = triton.runtime.driver.active.get_current_target()
     parameters = [(p.name, p.constexpr) for p in kernel.signature]
 

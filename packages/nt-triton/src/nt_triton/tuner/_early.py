@@ -20,7 +20,10 @@ calling thread generates the kernel, binds the call and sizes its tiles:
   miss starts the workers as before.  The pool starts with as many workers
   as the kernel's first tuning can use, within what this process may start;
 * the lean launcher's extension (a C compiler's run on a cold cache), which
-  the first load would otherwise wait for.
+  the first load would otherwise wait for;
+* Triton's driver, once per process: on a cold Triton cache its first use
+  compiles a C module (0.7 s on an H100 host), and the tuning call needs it
+  (the device's target) before it sends any candidate to compile.
 
 On an H200 host this took mm's first call at 4096^3 from 3.2-4.1 s to
 2.2-2.5 s (with the key passed to the workers, :mod:`._workers`).
@@ -40,7 +43,7 @@ from nt_triton.cache import _tables as table
 from nt_triton.tuner import _together as together
 from nt_triton.tuner import _workers as workers
 
-__all__ = ["GPU_NODES", "ahead"]
+__all__ = ["GPU_NODES", "ahead", "driver_settled"]
 
 GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
 """Device nodes of NVIDIA's and AMD's GPU drivers."""
@@ -65,6 +68,8 @@ def ahead(
         return
     if _first("key"):
         _background(workers.triton_key, "key")
+    if _first("driver"):
+        _DRIVER[:] = [_background(_initialise_driver, "driver")]
     count = space_bounds.most_configurations(spec) if kept_count is None else kept_count
     if count < 2 or knobs.tuning_mode() != "on":
         return
@@ -82,6 +87,29 @@ def _on_a_gpu() -> bool:
     return not knobs.interpreting() and any(os.path.exists(node) for node in GPU_NODES)
 
 
+_DRIVER: list[threading.Thread] = []
+"""The thread initialising Triton's driver in the background, once started."""
+
+
+def _initialise_driver() -> None:
+    """Initialise Triton's GPU driver: on a cold Triton cache its first use compiles a C
+    module with the host's C compiler (0.7 s on an H100 host), and a tuning call needs
+    the driver (the device's target) before any candidate can be sent to compile.
+    Touching an attribute initialises it; nothing here asks the device anything."""
+    from triton.runtime import driver
+
+    driver.active.utils  # noqa: B018 - the access is the initialisation
+
+
+def driver_settled() -> None:
+    """Wait for the background initialisation of Triton's driver, if one is running: a
+    caller about to use the driver then finds it ready instead of initialising it a
+    second time alongside (Triton's lazy driver takes no lock)."""
+    for thread in list(_DRIVER):  # once joined, forgotten: later calls cost one check
+        thread.join()
+        _DRIVER.clear()
+
+
 def _start(size: int) -> None:
     workers.pool(size).warm()
     from nt_triton._launch import lean
@@ -97,11 +125,13 @@ def _first(what: str) -> bool:
         return True
 
 
-def _background(work: Callable[[], object], name: str) -> None:
+def _background(work: Callable[[], object], name: str) -> threading.Thread:
     def run() -> None:
         try:
             work()
         except Exception:  # noqa: BLE001, S110 - the call does the same work itself, later
             pass
 
-    threading.Thread(target=run, name=f"ninetoothed-early-{name}", daemon=True).start()
+    thread = threading.Thread(target=run, name=f"ninetoothed-early-{name}", daemon=True)
+    thread.start()
+    return thread
