@@ -27,6 +27,22 @@ class JaxFramework:
         """The adapter's description of a ``jax.Array`` (or a tracer of one)."""
         return self._adapter.describe(tensor)
 
+    @staticmethod
+    def float32_products() -> str:
+        """``"tf32"`` under JAX's default matmul precision (TF32 on recent GPUs) and the
+        TF32 or bfloat16 levels; ``"tf32x3"`` for the multi-pass algorithms;
+        ``"ieee"`` for float32 (``jax.default_matmul_precision("float32")``,
+        ``"highest"``, ``"F32_F32_F32"``)."""
+        value = getattr(jax.config, "jax_default_matmul_precision", None)
+        if value is None:
+            return "tf32"
+        name = str(getattr(value, "name", value)).lower()
+        if "tensorfloat32" in name or "tf32" in name or "bf16" in name or "bfloat16" in name:
+            return "tf32x3" if name.endswith(("_x3", "_x6", "_x9")) else "tf32"
+        if name in ("float32", "highest", "f32_f32_f32", "precision.highest"):
+            return "ieee"
+        return "tf32"
+
     def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
         """A ``jax.ShapeDtypeStruct`` of ``shape`` and ``like``'s dtype (or ``dtype``)."""
         kind = jnp.dtype(dtype) if dtype else like.dtype

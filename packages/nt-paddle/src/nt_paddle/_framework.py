@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,20 @@ class PaddleFramework(InPlace):
     def describe(self, tensor: Any) -> TensorInfo:
         """The adapter's description of a ``paddle.Tensor``."""
         return self._adapter.describe(tensor)
+
+    @staticmethod
+    def float32_products() -> str:
+        """``"tf32"`` where Paddle lets cuBLAS round float32 products to TF32, else
+        ``"ieee"``: its ``FLAGS_cublas_allow_tf32`` (off by default since 3.3), or on
+        older versions its cuBLAS switch (on by default) unless
+        ``NVIDIA_TF32_OVERRIDE=0``."""
+        try:
+            allowed = bool(paddle.get_flags(["FLAGS_cublas_allow_tf32"])["FLAGS_cublas_allow_tf32"])
+        except (ValueError, KeyError):  # no such flag: an older Paddle, or a CPU build
+            switch = getattr(paddle.base.core, "get_cublas_switch", None)
+            allowed = bool(switch()) if switch is not None else True
+            allowed = allowed and os.environ.get("NVIDIA_TF32_OVERRIDE") != "0"
+        return "tf32" if allowed else "ieee"
 
     def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
         """``paddle.empty`` with ``like``'s dtype (or ``dtype``), on its place."""

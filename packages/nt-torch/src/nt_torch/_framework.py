@@ -29,6 +29,20 @@ class TorchFramework(InPlace):
         """The adapter's description of a ``torch.Tensor``."""
         return self._adapter.describe(tensor)
 
+    @staticmethod
+    def float32_products() -> str:
+        """``"ieee"`` where PyTorch computes float32 matrix products in float32 (its
+        default: ``torch.backends.cuda.matmul.fp32_precision`` unset, and
+        ``torch.get_float32_matmul_precision()`` ``"highest"``), else ``"tf32"``."""
+        precision = getattr(torch.backends.cuda.matmul, "fp32_precision", "none")
+        if precision in ("tf32", "ieee"):
+            return str(precision)
+        try:
+            legacy = torch.get_float32_matmul_precision()
+        except RuntimeError:  # both APIs were used: torch refuses to say; the safe side
+            return "ieee"
+        return "ieee" if legacy == "highest" else "tf32"
+
     def empty(self, like: Any, shape: Sequence[int], dtype: str | None = None) -> Any:
         """``torch.empty`` with ``like``'s dtype (or ``dtype``) and device; under a
         ``torch.func`` transform ``like.new_empty``, which ``vmap`` batches as ``like``

@@ -17,7 +17,13 @@ from typing import Any
 
 from ninetoothed.arrangement.symbol import is_power_of_two
 
-__all__ = ["AHEAD_OF_TIME", "BACKEND_OPTIONS", "UPSTREAM_OPTIONS", "check_options"]
+__all__ = [
+    "AHEAD_OF_TIME",
+    "BACKEND_OPTIONS",
+    "INPUT_PRECISIONS",
+    "UPSTREAM_OPTIONS",
+    "check_options",
+]
 
 BACKEND_OPTIONS = (
     "num_warps",
@@ -26,8 +32,14 @@ BACKEND_OPTIONS = (
     "max_num_configs",
     "configs",
     "persistent",
+    "input_precision",
 )
 """Options handed to the code-generation backend (see :func:`check_options`)."""
+
+INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
+"""``input_precision``'s values, as ``tl.dot`` names them: float32 operands rounded to
+TF32 for the tensor cores, three TF32 passes (about float32's precision), or float32
+products (no tensor cores)."""
 
 UPSTREAM_OPTIONS = ("kernel_name", "caller", "output_dir", "target", "_prettify")
 """Upstream NineToothed's options beyond the backend's: ``kernel_name`` names the
@@ -87,6 +99,12 @@ def check_options(
     _check_maxnreg(function, backend.get("maxnreg"))
     _check_max_num_configs(function, backend.get("max_num_configs"))
     _check_configs(function, backend.get("configs"))
+    precision = backend.get("input_precision")
+    if precision is not None and precision not in INPUT_PRECISIONS:
+        raise ValueError(
+            f"{function}: input_precision must be one of {', '.join(map(repr, INPUT_PRECISIONS))}"
+            f" (or None: Triton's default), got {precision!r}"
+        )
     persistent = backend.get("persistent", False)
     if not isinstance(persistent, bool):
         raise TypeError(

@@ -22,7 +22,7 @@ from typing import Any
 
 from ninetoothed.errors import CodegenError
 from ninetoothed.spec.parameter import Parameter
-from nt_triton._codegen import descriptions, gathers, inline, memory, naming, ragged_loops
+from nt_triton._codegen import descriptions, dots, gathers, inline, memory, naming, ragged_loops
 from nt_triton._codegen.context import Context
 from nt_triton._codegen.geometry import tile_shape
 from nt_triton._codegen.memory import PointersAndMask
@@ -346,7 +346,7 @@ class ApplicationRewriter(ast.NodeTransformer):
         node.func = self.visit(node.func)
         node.args = [self.visit(arg) for arg in node.args]
         node.keywords = [ast.keyword(k.arg, self.visit(k.value)) for k in node.keywords]
-        return node
+        return dots.with_precision(node, self.spec.options.get("input_precision"))
 
     # -- visitors: statements ----------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> ast.stmt | list[ast.stmt]:

@@ -54,7 +54,7 @@ def keyer(
     signature: Callable[[Any], Hashable | None],
     reads: Sequence[str] | None,
     tables: tuple[dict[Hashable, Any], dict[Hashable, Any]],
-    settings: Sequence[list[Any]],
+    settings: Sequence[Any],
 ) -> Keyers | None:
     """The key and find functions of this call's form, or None when the form has an
     argument that is neither a tensor (``signature`` is not None) nor a plain scalar.

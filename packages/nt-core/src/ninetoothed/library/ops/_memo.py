@@ -7,7 +7,9 @@ that is a function of the call's *signature*: each tensor's type, shape,
 strides, dtype and device (the framework's ``signature`` hook), which
 arguments are one and the same tensor, every other argument's type and value,
 and the settings that steer the choices (:data:`SETTINGS`: pinned block
-sizes and split counts).  A signature's first call runs the op as is.  Its
+sizes and split counts; for the ops that multiply matrices, the framework's
+float32 product precision, :mod:`~ninetoothed.library.ops._precision`).  A
+signature's first call runs the op as is.  Its
 second runs it on a :class:`~ninetoothed.library.ops._recording.Recorder`,
 which notes each allocation, reshape and kernel run; the notes become a plan,
 a generated function repeating them on a new call's tensors without a check.
@@ -39,6 +41,7 @@ from typing import Any
 
 from ninetoothed.library.ops import decoding, kernels, split
 from ninetoothed.library.ops._keys import SCALARS, Keyer, Keyers, form_of, keyer
+from ninetoothed.library.ops._precision import Live
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
@@ -76,6 +79,9 @@ class Memo:
         self._tracing: Callable[[], bool] = tracing
         self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
         self._guard: Callable[[list[Any]], Any] | None = getattr(framework, "signature_guard", None)
+        # An op whose kernel follows the framework's float32 product setting keys on it.
+        reads = getattr(operation, "reads_float32_products", False)
+        self._settings: tuple[Any, ...] = (*SETTINGS, Live(framework)) if reads else SETTINGS
         self._plans: dict[Hashable, Any] = {}
         self._guards: dict[Hashable, Any] = {}
         """Per planned key, a check that other tensors have its tensors' signatures."""
@@ -153,7 +159,7 @@ class Memo:
             else:
                 assert self._signature is not None
                 tables = (self._plans, self._guards)
-                found = keyer(args, kwargs, self._signature, self._reads, tables, SETTINGS)
+                found = keyer(args, kwargs, self._signature, self._reads, tables, self._settings)
                 if len(self._keyers) >= LIMIT:
                     self._keyers.clear()
                 self._keyers[form] = found
@@ -177,7 +183,7 @@ class Memo:
         # the recorded arguments by position.
         if len(set(identities)) != len(identities):
             parts.append(tuple(identities.index(i) for i in identities))
-        parts.append(tuple([setting[0] for setting in SETTINGS]))
+        parts.append(tuple([setting[0] for setting in self._settings]))
         return tuple(parts)
 
     def _part(self, value: Any, identities: list[int]) -> Hashable:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ninetoothed.library.ops._precision import setting
 from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.runtime.syntax_trees import LOCK
@@ -61,6 +62,10 @@ class Recorder:
     def describe(self, tensor: Any) -> TensorInfo:
         """The framework's description (a read: not repeated by the plan)."""
         return self._framework.describe(tensor)
+
+    def float32_products(self) -> str | None:
+        """The framework's float32 product precision (a read: the memo keys on it)."""
+        return setting(self._framework)
 
     def empty(self, *args: Any, **kwargs: Any) -> Any:
         """The framework's allocation, noted (as its ``allocation`` where it has one)."""

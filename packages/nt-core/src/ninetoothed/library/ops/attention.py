@@ -11,6 +11,7 @@ from ninetoothed.library import scaled_dot_product_attention as sdpa_kernel
 from ninetoothed.library import scaled_dot_product_attention_backward as backward_kernel
 from ninetoothed.library.ops import _common as common
 from ninetoothed.library.ops import decoding
+from ninetoothed.library.ops._precision import products, reads_products
 from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
@@ -26,6 +27,7 @@ FEW_QUERIES = 16
 """Query lengths up to this take the decoding kernel (one fixed configuration)."""
 
 
+@reads_products
 def scaled_dot_product_attention(
     framework: Framework,
     query: HostTensor,
@@ -43,13 +45,18 @@ def scaled_dot_product_attention(
     D from 16 to 256; with ``enable_gqa``, H_kv may divide H (grouped-query
     attention).  ``is_causal`` masks aligned top-left, as torch does; ``scale``
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
-    any strides.
+    any strides; float32 products as the framework's setting says (see ``mm``).
     """
     found, scale, shape = _sdpa(framework, query, key, value, is_causal, scale, enable_gqa)
     if shape[2] <= FEW_QUERIES and not is_causal:
-        key_heads = framework.describe(key).shape[1]
+        described = framework.describe(key)
         split = decoding.attend(
-            framework, (query, key, value, scale), shape, key_heads, _bound(shape[3])
+            framework,
+            (query, key, value, scale),
+            shape,
+            described.shape[1],
+            _bound(shape[3]),
+            products(framework, described.dtype),
         )
         if split is not None:
             return split
@@ -111,6 +118,7 @@ def _sdpa(
         "gqa": bool(h_kv != h),
         "few_queries": bool(lq <= FEW_QUERIES),
         "head_bound": _bound(d),
+        **products(framework, infos["query"].dtype),
     }
     found = kernel(sdpa_kernel, **variant, **({"lse": True} if lse else {}))
     return found, 1 / math.sqrt(d) if scale is None else float(scale), (b, h, lq, d)
@@ -144,7 +152,8 @@ def scaled_dot_product_attention_backward(
     (b, h, lq, d), (_, h_kv, lk, _) = _shape(framework, query), _shape(framework, key)
     scale = 1 / math.sqrt(d) if scale is None else float(scale)
     causal = bool(is_causal)
-    variant = {"gqa": bool(h_kv != h), "head_bound": _bound(d)}  # bool(): see _sdpa
+    variant: dict[str, object] = {"gqa": bool(h_kv != h), "head_bound": _bound(d)}  # see _sdpa
+    variant |= products(framework, framework.describe(query).dtype)
     delta = framework.empty(query, (b, h, lq), "float32")
     (delta,) = framework.run(
         kernel(backward_kernel, part="delta", head_bound=_bound(d)), [output, grad, delta], [2]

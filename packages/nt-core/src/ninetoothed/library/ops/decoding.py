@@ -116,13 +116,15 @@ def attend(
     shape: tuple[int, int, int, int],
     key_heads: int,
     head_bound: int,
+    precision: dict[str, str] | None = None,
     config: int = 0,
 ) -> Any | None:
     """``arguments`` (query, key, value, scale) of ``shape`` (B, H, Lq, D) with
     ``key_heads`` key/value heads attended in two kernels, or None when :func:`key_splits`
     says one (``S = 1``; the caller runs the one-kernel path).  The split kernel runs
     ``flash_decoding.CONFIGS[config]`` (the op: the first; tests and the benchmark
-    run the others)."""
+    run the others); ``precision``: the split kernel's float32 product precision
+    (:func:`~ninetoothed.library.ops._precision.products`)."""
     query, key = arguments[0], arguments[1]
     b, h, lq, d = shape
     heads, rows = packing(h // key_heads, lq)
@@ -137,6 +139,7 @@ def attend(
         rows=rows,
         head_bound=head_bound,
         config=config,
+        **(precision or {}),
     )
     partials = framework.empty(query, (b, h, count, lq, d), "float32")
     lse = framework.empty(query, (b, h, count, lq), "float32")

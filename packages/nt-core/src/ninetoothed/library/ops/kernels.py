@@ -90,6 +90,8 @@ def variant_name(module: ModuleType, variant: tuple[tuple[str, Any], ...]) -> st
 
 
 def _make(module: ModuleType, variant: dict[str, Any], pinned: int | None) -> Kernel:
+    # ``input_precision`` is the ops' (float32 products, ``_precision``), not premake's.
+    precision = variant.pop("input_precision", None)
     premade = module.premake(**variant)
     arrangement = premade.arrangement
     if pinned is not None:
@@ -98,6 +100,8 @@ def _make(module: ModuleType, variant: dict[str, Any], pinned: int | None) -> Ke
     options = _options(premade.options)
     if pinned is not None:  # the pinned sizes replace any configurations given
         options.pop("configs", None)
+    if precision is not None:
+        options["input_precision"] = precision
     return make(arrangement, premade.application, premade.tensors, name=name, **options)
 
 

@@ -19,6 +19,7 @@ from ninetoothed.library import mm as mm_kernel
 from ninetoothed.library import mm_split
 from ninetoothed.library.ops import _common as common
 from ninetoothed.library.ops import split
+from ninetoothed.library.ops._precision import products, reads_products
 from ninetoothed.library.ops.framework import Framework, HostTensor
 from ninetoothed.library.ops.kernels import kernel
 
@@ -31,30 +32,35 @@ def _inner(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
         raise LaunchError(f"{op}: cannot multiply shapes {a} and {b}")
 
 
+@reads_products
 def mm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
     """``input @ mat2`` for 2-D (M, K) and (K, N) tensors, in a new (M, N) tensor (like
     ``torch.mm``).
 
     Float16, bfloat16 or float32, both the same; any strides (a transposed
-    weight too); float32 accumulation (float32 inputs use TF32 on the GPU).
+    weight too); float32 accumulation.  Float32 products are rounded to TF32 on
+    the GPU only where the framework's setting allows it
+    (:mod:`~ninetoothed.library.ops._precision`).
     """
     infos = common.describe(framework, "mm", input=input, mat2=mat2)
     a, b = infos["input"].shape, infos["mat2"].shape
     common.rank("mm", "input", infos["input"], 2)
     common.rank("mm", "mat2", infos["mat2"], 2)
     _inner("mm", a, b)
+    precision = products(framework, infos["input"].dtype)
     tallest = mm_kernel.tallest_block(a[0])
     count = split.splits(1, a[0], b[1], a[1], tallest)
     if count > 1:
-        found = kernel(mm_split, ndim=2, tallest=tallest)
+        found = kernel(mm_split, ndim=2, tallest=tallest, **precision)
         parts = split.partial_products(framework, found, [input, mat2], (a[0], b[1]), count)
         return split.total(framework, parts, input, (a[0], b[1]))
     persistent = mm_kernel.uses_persistent(1, a[0], b[1])
-    found = kernel(mm_kernel, ndim=2, tallest=tallest, persistent=persistent)
+    found = kernel(mm_kernel, ndim=2, tallest=tallest, persistent=persistent, **precision)
     (output,) = framework.run(found, [input, mat2, framework.empty(input, (a[0], b[1]))], [2])
     return output
 
 
+@reads_products
 def bmm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
     """``input @ mat2`` for 3-D (B, M, K) and (B, K, N) tensors, in a new (B, M, N) tensor
     (like ``torch.bmm``); dtypes and strides as for :func:`mm`."""
@@ -63,19 +69,21 @@ def bmm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor
     common.rank("bmm", "input", infos["input"], 3)
     common.rank("bmm", "mat2", infos["mat2"], 3)
     _inner("bmm", a, b)
+    precision = products(framework, infos["input"].dtype)
     tallest = mm_kernel.tallest_block(a[1])
     shape = (a[0], a[1], b[2])
     count = split.splits(a[0], a[1], b[2], a[2], tallest)
     if count > 1:
-        found = kernel(mm_split, ndim=3, tallest=tallest)
+        found = kernel(mm_split, ndim=3, tallest=tallest, **precision)
         parts = split.partial_products(framework, found, [input, mat2], shape, count)
         return split.total(framework, parts, input, shape)
     persistent = mm_kernel.uses_persistent(*shape)
-    found = kernel(bmm_kernel, tallest=tallest, persistent=persistent)
+    found = kernel(bmm_kernel, tallest=tallest, persistent=persistent, **precision)
     output = framework.empty(input, shape)
     return framework.run(found, [input, mat2, output], [2])[0]
 
 
+@reads_products
 def addmm(
     framework: Framework,
     input: HostTensor,
@@ -102,15 +110,18 @@ def addmm(
     if len(bias) > 2 or common.broadcast_shapes("addmm", bias, shape) != shape:
         raise LaunchError(f"addmm: input of shape {bias} does not broadcast to {shape}")
     pattern, tallest = common.pattern(bias, shape), mm_kernel.tallest_block(a[0])
+    precision = products(framework, infos["mat1"].dtype)
     count = split.splits(1, a[0], b[1], a[1], tallest)
     if count > 1:
-        found = kernel(mm_split, ndim=2, tallest=tallest)
+        found = kernel(mm_split, ndim=2, tallest=tallest, **precision)
         parts = split.partial_products(framework, found, [mat1, mat2], shape, count)
         return split.total_addmm(
             framework, parts, input, pattern, (float(beta), float(alpha)), shape
         )
     persistent = mm_kernel.uses_persistent(1, *shape)
-    found = kernel(addmm_kernel, input_pattern=pattern, tallest=tallest, persistent=persistent)
+    found = kernel(
+        addmm_kernel, input_pattern=pattern, tallest=tallest, persistent=persistent, **precision
+    )
     arguments = [input, mat1, mat2, float(beta), float(alpha), framework.empty(mat1, shape)]
     return framework.run(found, arguments, [5])[0]
 
@@ -119,6 +130,7 @@ def _output_size(size: int, window: int, stride: int, padding: int, dilation: in
     return (size + 2 * padding - dilation * (window - 1) - 1) // stride + 1
 
 
+@reads_products
 def conv2d(
     framework: Framework,
     input: HostTensor,
@@ -155,7 +167,8 @@ def conv2d(
     q = _output_size(w, s, steps[1], pads[1], spacing[1])
     if p <= 0 or q <= 0:
         raise LaunchError(f"conv2d: the filter ({r}, {s}) does not fit the input ({h}, {w})")
-    variant = {"stride": steps, "padding": pads, "dilation": spacing}
+    variant: dict[str, object] = {"stride": steps, "padding": pads, "dilation": spacing}
+    variant |= products(framework, infos["input"].dtype)
     count = split.splits(1, n * p * q, k, c * r * s)
     if count > 1:
         found = kernel(conv2d_kernel, split=True, **variant)
