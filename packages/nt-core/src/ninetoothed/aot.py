@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ __all__ = [
     "NineToothedTensor",
     "PACKED_PREFIX",
     "Status",
+    "aot",
     "key_value",
 ]
 
@@ -249,3 +251,38 @@ class BuildVariant:
     def fixed(self) -> tuple[Any, ...]:
         """What besides the key tells variants that serve different calls apart."""
         return (self.constants, self.sizes)
+
+
+compile_annotated: Callable[..., Any] | None = None
+"""What :func:`aot` calls: :func:`ninetoothed.runtime.make.aot`, which sets it when it is
+imported (``import ninetoothed`` does; this module, which the runtime imports, does not
+import the runtime back)."""
+
+
+def aot(
+    func: Any,
+    caller: str = "cuda",
+    kernel_name: str | None = None,
+    output_dir: Any = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    *,
+    target: str | int | None = None,
+) -> Any:
+    """Compile ``func``, annotated like an ``@ninetoothed.jit`` function, into a C library.
+
+    Upstream's ``ninetoothed.aot.aot``: the library and Python callable that
+    ``make(..., caller="cuda", kernel_name=..., output_dir=...)`` gives
+    (:func:`ninetoothed.runtime.make.aot`); ``target`` is ours, as ``make``'s.
+    """
+    if compile_annotated is None:  # pragma: no cover - importing ninetoothed sets it
+        raise RuntimeError("aot: the runtime is not loaded; import ninetoothed first")
+    return compile_annotated(
+        func,
+        caller=caller,
+        kernel_name=kernel_name,
+        output_dir=output_dir,
+        num_warps=num_warps,
+        num_stages=num_stages,
+        target=target,
+    )

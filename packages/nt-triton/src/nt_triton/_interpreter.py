@@ -7,7 +7,8 @@ threads launching at once see each other's half: the language un-patched
 under a running kernel ("Did you forget to add @triton.jit?"), ``x >=
 grid_dim[0]``, or wrong results.  So every interpreted launch holds
 :data:`LOCK` (:func:`running`), which also installs nt-triton's bfloat16
-arithmetic (:mod:`nt_triton._interpreted_bfloat16`) for its duration.
+arithmetic (:mod:`nt_triton._interpreted_bfloat16`) for its duration, and
+passes Python floats as ``fp32`` scalars (:func:`float_arguments`).
 
 The GPU check (:mod:`nt_triton._gpu_check`) runs Triton's front end, which
 must see Triton as on a GPU machine: the language un-patched and the
@@ -39,9 +40,40 @@ syntax trees at once (:mod:`ninetoothed.runtime.syntax_trees`)."""
 
 @contextlib.contextmanager
 def running() -> Iterator[None]:
-    """An interpreted launch: alone in the process, bfloat16 computed as on a GPU."""
-    with LOCK, bfloat16.patched():
+    """An interpreted launch: alone in the process, bfloat16 and float arguments as on a GPU."""
+    with LOCK, bfloat16.patched(), float_arguments():
         yield
+
+
+@contextlib.contextmanager
+def float_arguments() -> Iterator[None]:
+    """Python floats (and ``np.float32`` ones) given for a kernel's parameters arrive as
+    ``fp32`` scalars, as on a GPU.
+
+    Triton's launcher passes a Python float as an ``fp32`` argument, so
+    ``scale * x`` computes in ``fp32`` whatever ``x``'s type.  Its interpreter
+    hands the kernel the bare Python float, which Triton's promotion treats as
+    a literal, taking ``x``'s type: a ``float16`` tile computed in ``float16``
+    and an ``fp8`` one in ``fp8`` (the interpreter's arithmetic there gives 0).
+    Not thread-safe by itself: callers hold :data:`LOCK`.
+    """
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as triton_interpreter
+
+    convert = triton_interpreter._implicit_cvt
+
+    def converted(argument: Any) -> Any:
+        if isinstance(argument, (float, np.float32)):
+            value = np.array([argument], dtype=np.float32)
+            return tl.tensor(triton_interpreter.TensorHandle(value, tl.float32), tl.float32)
+        return convert(argument)
+
+    triton_interpreter._implicit_cvt = converted
+    try:
+        yield
+    finally:
+        triton_interpreter._implicit_cvt = convert
 
 
 @contextlib.contextmanager

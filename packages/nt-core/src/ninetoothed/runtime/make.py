@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, get_type_hints
 
+from ninetoothed import aot as c_interface
 from ninetoothed._aot.request import ahead_of_time_request
 from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.errors import ArrangementError, kernel_label, labelled
@@ -17,7 +18,7 @@ from ninetoothed.runtime.options import check_options
 from ninetoothed.spec._build import application_parameters, build_spec, kernel_name
 from ninetoothed.spec.kernel_spec import KernelSpec
 
-__all__ = ["Kernel", "build", "jit", "make"]
+__all__ = ["Kernel", "aot", "build", "jit", "make"]
 
 
 class Kernel:
@@ -202,28 +203,75 @@ def jit(
     name, options = check_options("jit", name, options, ("name", "backend"))
 
     def decorate(function: Callable[..., Any]) -> Kernel:
-        try:
-            hints = get_type_hints(function)
-        except Exception:  # annotations that are not types at all, e.g. Tensor(1).tile(...)
-            hints = {
-                key: value
-                for key, value in inspect.get_annotations(function, eval_str=True).items()
-            }
-        arranged = []
-        for parameter in application_parameters(function):
-            annotation = hints.get(parameter)
-            if not isinstance(annotation, Tensor):
-                raise ArrangementError(
-                    f"jit: parameter {parameter!r} of {function.__name__} must be annotated with "
-                    f"a ninetoothed.Tensor (its arrangement), got {annotation!r}"
-                )
-            arranged.append(annotation)
+        arranged = _annotated("jit", function)
         sources = tuple(tensor.source for tensor in arranged)
-        with labelled(kernel_label(kernel_name(name, function), function)), syntax_trees.LOCK:
-            spec = build_spec(function, sources, tuple(arranged), name=name, options=options)
+        with labelled(_label(name, function)), syntax_trees.LOCK:
+            spec = build_spec(function, sources, arranged, name=name, options=options)
             return Kernel(spec, backend)
 
     return decorate(func) if func is not None else decorate
+
+
+def _label(name: str | None, function: Callable[..., Any]) -> str:
+    """How errors name the kernel ``function`` makes."""
+    return kernel_label(kernel_name(name, function), function)
+
+
+def _annotated(caller: str, function: Callable[..., Any]) -> tuple[Tensor, ...]:
+    """The arranged tensors ``function``'s parameters are annotated with, in order."""
+    try:
+        hints = get_type_hints(function)
+    except Exception:  # annotations that are not types at all, e.g. Tensor(1).tile(...)
+        hints = dict(inspect.get_annotations(function, eval_str=True))
+    arranged = []
+    for parameter in application_parameters(function):
+        annotation = hints.get(parameter)
+        if not isinstance(annotation, Tensor):
+            raise ArrangementError(
+                f"{caller}: parameter {parameter!r} of {function.__name__} must be annotated "
+                f"with a ninetoothed.Tensor (its arrangement), got {annotation!r}"
+            )
+        arranged.append(annotation)
+    return tuple(arranged)
+
+
+def aot(
+    func: Callable[..., Any],
+    caller: str = "cuda",
+    kernel_name: str | None = None,
+    output_dir: Any = None,
+    num_warps: int | None = None,
+    num_stages: int | None = None,
+    *,
+    target: str | int | None = None,
+) -> Any:
+    """Compile ``func``, annotated like a :func:`jit` function, into a C library.
+
+    Upstream's ``ninetoothed.aot.aot``, which its ``make(..., caller="cuda")``
+    calls once the application is annotated: the same library and Python
+    callable as ``make(..., caller=caller, kernel_name=..., output_dir=...)``;
+    ``target`` (ours, as ``make``'s) names the GPU architecture to compile for.
+    """
+    given = {"num_warps": num_warps, "num_stages": num_stages, "kernel_name": kernel_name}
+    options = {key: value for key, value in given.items() if value is not None}
+    ahead = ahead_of_time_request(
+        {**options, "caller": caller, "output_dir": output_dir, "target": target}
+    )
+    if ahead is None:
+        raise TypeError(
+            f"aot: caller={caller!r} compiles just in time; aot compiles into a C library, "
+            "so pass caller='cuda' (or use ninetoothed.jit)"
+        )
+    name, options = check_options("aot", None, options, ())
+    arranged = _annotated("aot", func)
+    sources = tuple(tensor.source for tensor in arranged)
+    with labelled(_label(name, func)):
+        with syntax_trees.LOCK:
+            spec = build_spec(func, sources, arranged, name=name, options=options)
+        return ahead.make(spec)
+
+
+c_interface.compile_annotated = aot
 
 
 def build(
