@@ -91,7 +91,9 @@ def mm(input: jax.Array, mat2: jax.Array) -> jax.Array:
     ``torch.mm``).
 
     Float16, bfloat16 or float32, both the same; any strides (a transposed
-    weight too); float32 accumulation (float32 inputs use TF32 on the GPU)."""
+    weight too); float32 accumulation.  Float32 products are rounded to TF32 on
+    the GPU only where the framework's setting allows it
+    (:mod:`~ninetoothed.library.ops._precision`)."""
 
 def rms_norm(input: jax.Array, weight: jax.Array | None = None, eps: float = 1e-06) -> jax.Array:
     """``input * rsqrt(mean(input**2) + eps) * weight`` over the last dimension, in a
@@ -127,7 +129,7 @@ def scaled_dot_product_attention(
     D from 16 to 256; with ``enable_gqa``, H_kv may divide H (grouped-query
     attention).  ``is_causal`` masks aligned top-left, as torch does; ``scale``
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
-    any strides."""
+    any strides; float32 products as the framework's setting says (see ``mm``)."""
 
 def scaled_mm(
     input: jax.Array,
