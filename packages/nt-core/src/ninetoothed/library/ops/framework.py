@@ -21,7 +21,11 @@ the memo finds the most recent plan of a form by it, without a key.  The plans t
 ``allocation(like, shape, dtype)`` (a function of no argument, made once,
 allocating what ``empty`` would) and an :class:`InPlace` framework's
 ``launch_of(kernel)`` where a framework has them
-(:mod:`~ninetoothed.library.ops._recording`).
+(:mod:`~ninetoothed.library.ops._recording`).  A last optional member,
+``float32_products()``, says how the framework computes float32 matrix
+products (``"tf32"`` or ``"ieee"``): the ops that multiply matrices follow it
+(:mod:`~ninetoothed.library.ops._precision`); without it they keep Triton's
+default, TF32.
 """
 
 from __future__ import annotations
