@@ -23,7 +23,7 @@ import pytest
 from support.aot import binaries
 from support.aot_library import CONSUMER, Ops, ops_tensor
 
-from ninetoothed.aot import Status
+from ninetoothed.aot import DATA_TYPES, Status
 from ninetoothed.library.build import LIBRARY, Options, build_library
 from ninetoothed.library.build.command import main
 
@@ -313,3 +313,20 @@ def launched(fake_cuda, op: Callable[..., tuple[int, str]], *arguments: Any) -> 
     status = op(*arguments)
     assert status == (0, ""), status
     assert fake_cuda.get("fake_launches") > before, f"{op.__name__} launched nothing"
+
+
+@pytest.mark.parametrize(
+    ("products", "expected"), [("ieee", "ieee"), ("tf32x3", "tf32x3"), ("tf32", None)]
+)
+def test_float32_variants_compute_products_as_asked(products, expected):
+    """A C consumer's float32 products are float32 by default (as cuBLAS's default math),
+    TF32 when the build asks; other dtypes' kernels are left as they are."""
+    from ninetoothed.library.build.catalogue import kernels
+    from ninetoothed.library.build.variants import build_variants
+
+    options = Options(max_ndim=2, max_row=4, head_dims=(64,), float32_products=products)
+    mm = next(kernel for kernel in kernels(["mm"], options) if kernel.name == "mm")
+    _, variants = build_variants(mm, ["float16", "float32"], options)
+    float32 = DATA_TYPES.index("float32")
+    asked = {v.key[-1] == float32: v.spec.options.get("input_precision") for v in variants}
+    assert asked == {False: None, True: expected}

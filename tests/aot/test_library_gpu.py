@@ -225,3 +225,23 @@ def test_a_cpp_program_on_the_gpu(ops, tmp_path):
     subprocess.run(["cmake", "--build", str(build)], check=True)
     result = subprocess.run([str(build / "gpu")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("products", ["ieee", "tf32"])
+def test_float32_products_as_the_build_asks(tmp_path, products):
+    """A float32 mm of the C library computes float32 products by default (as cuBLAS's
+    default math), TF32 when built with ``--float32-products tf32``."""
+    options = Options(max_row=64, configurations=1, float32_products=products)
+    library = Ops(build_library(tmp_path / products, ["mm"], ["float32"], None, options))
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(300, 700, device="cuda", generator=generator)
+    b = torch.randn(700, 200, device="cuda", generator=generator)
+    c = _poisoned((300, 200), torch.float32)
+    assert library.mm(T(a), T(b), T(c)) == (0, "")
+    torch.cuda.synchronize()
+    expected = a.double() @ b.double()
+    error = float((c.double() - expected).norm() / expected.norm())
+    if products == "ieee":
+        assert error < 1e-5, error
+    else:
+        assert 1e-5 < error < 1e-2, error

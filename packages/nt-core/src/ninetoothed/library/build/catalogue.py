@@ -63,6 +63,10 @@ class Options:
     """The powers of two attention's and rotary embedding's head dimensions pad to."""
     configurations: int = 4
     """How many configurations of a tuned kernel's space to time on the GPU."""
+    float32_products: str = "ieee"
+    """How float32 variants compute matrix products (``make``'s ``input_precision``):
+    ``"ieee"``, float32 products, as cuBLAS's default math; ``"tf32"`` (Triton's default)
+    or ``"tf32x3"``."""
 
 
 @dataclass(frozen=True)

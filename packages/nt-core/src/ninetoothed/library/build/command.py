@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ninetoothed.errors import NineToothedError
 from ninetoothed.library.build.catalogue import ALIASES, OPS, Options
+from ninetoothed.runtime.options import INPUT_PRECISIONS
 
 __all__ = ["add_arguments", "main", "run"]
 
@@ -59,6 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.configurations,
         help="configurations of a tuned kernel to time on the GPU",
     )
+    parser.add_argument(
+        "--float32-products",
+        choices=INPUT_PRECISIONS,
+        default=defaults.float32_products,
+        help="how float32 matrix products are computed (default ieee: float32, as cuBLAS's "
+        "default math; tf32 rounds the operands for the tensor cores)",
+    )
 
 
 def run(arguments: argparse.Namespace) -> int:
@@ -66,7 +74,11 @@ def run(arguments: argparse.Namespace) -> int:
     from ninetoothed.library.build.library import build_library
 
     options = Options(
-        arguments.max_ndim, arguments.max_row, arguments.head_dims, arguments.configurations
+        arguments.max_ndim,
+        arguments.max_row,
+        arguments.head_dims,
+        arguments.configurations,
+        arguments.float32_products,
     )
     began = time.perf_counter()
     try:

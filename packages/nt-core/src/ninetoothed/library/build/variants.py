@@ -39,7 +39,10 @@ def _made(kernel: Kernel, variant: Variant, dtype: str, options: Options) -> Bui
     bounds = {(positions[p], dim): size for p, dim, size in variant.sizes}
     keep = set(bounds) if variant.exact else set()
     tensors = run_time_sizes(premade.tensors, options.max_row, dtype, bounds, keep)
-    name, checked = check_options("make", premade.name or kernel.name, dict(premade.options), ())
+    given = dict(premade.options)
+    if dtype == "float32" and options.float32_products != "tf32":  # Triton's default: none
+        given["input_precision"] = options.float32_products  # touches only dots' products
+    name, checked = check_options("make", premade.name or kernel.name, given, ())
     spec = make_spec(premade.arrangement, premade.application, tensors, name, checked)
     keys = [f"{n.removesuffix('_')}={v}" for n, v in zip(kernel.key_names, variant.key)]
     label = ", ".join([*keys, f"dtype={dtype}"])  # messages name the variant by its key
