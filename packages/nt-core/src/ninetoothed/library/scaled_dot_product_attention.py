@@ -228,7 +228,8 @@ power-of-two bound of the head dimension (16 takes 32's), measured on an H100
 at 2 to 8 shapes per bound, causal and not): each list keeps the
 configurations that came within 2-4% of the fastest at some measured shape.
 The first runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to one) and
-fits a float32 program.  A short list is a short first call: each
+fits a float32 program (for heads of 256 it is there for that alone: the two
+fastest, 128 x 32 blocks, do not fit float32 tiles).  A short list is a short first call: each
 configuration is a compile of a second or two, and the general space's 12
 block shapes, each with and without the cap, made 24.  The measurements
 (``docs/design.md``, "Attention's configurations") also found the cap's
