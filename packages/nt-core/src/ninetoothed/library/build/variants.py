@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ninetoothed._aot.sizes import run_time_sizes
 from ninetoothed.aot import DATA_TYPES, BuildVariant
 from ninetoothed.library.build.catalogue import Kernel, Options, Variant
+from ninetoothed.library.ops import _precision as precision
 from ninetoothed.runtime._arranging import make_spec
 from ninetoothed.runtime.options import check_options
 
@@ -39,9 +40,7 @@ def _made(kernel: Kernel, variant: Variant, dtype: str, options: Options) -> Bui
     bounds = {(positions[p], dim): size for p, dim, size in variant.sizes}
     keep = set(bounds) if variant.exact else set()
     tensors = run_time_sizes(premade.tensors, options.max_row, dtype, bounds, keep)
-    given = dict(premade.options)
-    if dtype == "float32" and options.float32_products != "tf32":  # Triton's default: none
-        given["input_precision"] = options.float32_products  # touches only dots' products
+    given = dict(premade.options) | precision.variant(options.float32_products, dtype)
     name, checked = check_options("make", premade.name or kernel.name, given, ())
     spec = make_spec(premade.arrangement, premade.application, tensors, name, checked)
     keys = [f"{n.removesuffix('_')}={v}" for n, v in zip(kernel.key_names, variant.key)]

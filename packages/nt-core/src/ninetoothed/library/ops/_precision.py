@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ninetoothed.library.ops.framework import Framework
 
-__all__ = ["Live", "products", "reads_products", "setting"]
+__all__ = ["Live", "products", "reads_products", "setting", "variant"]
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -32,13 +32,19 @@ TRITONS_DEFAULT = "tf32"
 
 
 def products(framework: Framework, dtype: str) -> dict[str, str]:
-    """The kernel variant for operands of ``dtype``: ``{"input_precision": ...}`` where
-    they are float32 and the framework asks for other than Triton's default, else
-    nothing (other dtypes' products are the same either way)."""
-    if dtype != "float32":
+    """The kernel variant for operands of ``dtype`` under the framework's setting (see
+    :func:`variant`); the hook is asked only for float32 operands."""
+    return variant(setting(framework), dtype) if dtype == "float32" else {}
+
+
+def variant(precision: str | None, dtype: str) -> dict[str, str]:
+    """``make``'s ``{"input_precision": precision}`` for operands of ``dtype`` where they
+    are float32 and ``precision`` is other than Triton's default, else nothing (other
+    dtypes' products are the same either way): the ops' choice, and the ahead-of-time
+    library build's (which has no framework to ask)."""
+    if dtype != "float32" or precision in (None, TRITONS_DEFAULT):
         return {}
-    precision = setting(framework)
-    return {} if precision in (None, TRITONS_DEFAULT) else {"input_precision": precision}
+    return {"input_precision": precision}
 
 
 def setting(framework: Framework) -> str | None:
