@@ -39,6 +39,11 @@
   every kernel through Triton's own launcher instead of NineToothed's lean C
   launcher (:mod:`nt_triton._launch.lean`; default on where it applies).
   Read once, at a process's first launch.
+* ``NINETOOTHED_HOPPER_ATTENTION``: ``off`` (or ``0``, ``false``, ``no``) keeps
+  the kernel library's attention forward on its NineToothed kernel on Hopper
+  GPUs, instead of the warp-specialised kernel written in Gluon
+  (:mod:`nt_triton._hopper_attention`; default on where it applies).  Read at
+  each kernel's first launch site (a memo's recording, a first call).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -58,6 +63,7 @@ __all__ = [
     "compile_budget",
     "compile_workers",
     "gpu_check",
+    "hopper_attention",
     "interpreting",
     "max_num_configs",
     "split_loops",
@@ -104,6 +110,12 @@ def gpu_check() -> bool:
 def c_launcher() -> bool:
     """Whether launches may take the lean C launcher (``NINETOOTHED_C_LAUNCHER``)."""
     return _on(os.environ.get("NINETOOTHED_C_LAUNCHER", ""))
+
+
+def hopper_attention() -> bool:
+    """Whether attention's forward may take the Gluon kernel on Hopper
+    (``NINETOOTHED_HOPPER_ATTENTION``)."""
+    return _on(os.environ.get("NINETOOTHED_HOPPER_ATTENTION", ""))
 
 
 def split_loops() -> bool:

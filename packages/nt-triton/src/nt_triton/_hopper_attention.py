@@ -1,0 +1,278 @@
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+"""Attention's forward on Hopper, warp-specialised, written in Gluon (Triton's lower level).
+
+Triton's ``tl`` front end emits no warp specialisation on Hopper (Triton 3.6:
+``tl.range(..., warp_specialize=True)`` changed nothing, or failed to compile;
+``docs/design.md``), and without it attention stays at 0.73-0.83 of cuDNN's
+kernel at heads of 128.  Gluon, which ships with Triton, exposes what that
+takes: partitions of warps with their own registers, TMA copies, mbarriers and
+asynchronous warp-group products.  This kernel is FlashAttention-3's forward
+written with them, hand-written rather than generated: the library routes to
+it where it is known to be faster (:func:`fits`), and its NineToothed kernel
+stays the reference and the path everywhere else.
+
+One program computes a block of ``2 * HALF`` query rows of one (batch, head):
+
+- a producer warp copies the query block once, then each block of keys and
+  values into a ring of ``STAGES`` shared buffers (4-D tensor descriptors over
+  the tensors as they are, so a head's copies stop at its last row and any
+  strides with a contiguous last dimension serve);
+- two consumer warp groups own ``HALF`` query rows each.  They take turns
+  issuing their tensor-core work (ping-pong: one group's softmax runs beside
+  the other's products), and each overlaps its softmax of key block ``j``
+  with its product ``P_{j-1} V_{j-1}`` (issued, not yet waited for).
+
+Masks apply only to the blocks that need them (the causal diagonal, the key
+tail); a block's rows past the queries' end are zeros and are not stored.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+try:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        mbarrier,
+        tma,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+except ImportError:  # a Triton without Gluon's Hopper module: nothing here is used
+    gluon = None
+
+__all__ = ["HEAD", "STAGES", "available", "launch"]
+
+HEAD = 128
+"""The head dimension this kernel is built and measured for."""
+
+STAGES = 3
+"""Key/value blocks in flight: 3 x 64 KiB plus the 32 KiB query block fit an H100's
+227 KiB of shared memory, and measured 0.95-1.05 of cuDNN where 2 gave 0.81-0.92."""
+
+BLOCK_KEYS = 128
+"""Keys per block."""
+
+_CONSUMER_REGISTERS = 240
+_MAX_REGISTERS = 168  # 12 warps (2 consumer groups, the producer's group): 65,536 / 384
+
+
+def available() -> bool:
+    """Whether the installed Triton has what this kernel is written with."""
+    return gluon is not None and hasattr(gl, "warp_specialize")
+
+
+if gluon is not None:
+    HALF = gl.constexpr(64)
+    # A TMA copy into shared memory: Triton 3.9 renamed it.
+    _copy_in = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+
+    @gluon.jit
+    def _produce(args):
+        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready, v_ready, kv_empty,
+         turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k, qk_scale) = args  # fmt: skip
+        block_n: gl.constexpr = k_desc.block_type.shape[2]
+        stages: gl.constexpr = k_smem.type.shape[0]
+        for c in gl.static_range(2):
+            mbarrier.expect(q_bars.index(c), q_desc.block_type.nbytes)
+            _copy_in(q_desc, [b, h, row0 + c * HALF, 0], q_bars.index(c), q_smem.index(c))
+        for j in range(n_blocks):
+            s = j % stages
+            mbarrier.wait(kv_empty.index(s), ((j // stages) & 1) ^ 1)
+            mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+            _copy_in(k_desc, [b, h_kv, j * block_n, 0], k_ready.index(s), k_smem.index(s))
+            mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+            _copy_in(v_desc, [b, h_kv, j * block_n, 0], v_ready.index(s), v_smem.index(s))
+
+    @gluon.jit
+    def _masked(S, j, n_full, rows0, L_k, causal: gl.constexpr, layout: gl.constexpr):
+        """The raw scores of key block ``j``, -inf where a key is past the end or (causal)
+        after the row; blocks before ``n_full`` need no mask."""
+        block_n: gl.constexpr = S.type.shape[1]
+        if j >= n_full:
+            cols = j * block_n + gl.arange(0, block_n, layout=gl.SliceLayout(0, layout))
+            rows = rows0 + gl.arange(0, HALF, layout=gl.SliceLayout(1, layout))
+            keep = gl.expand_dims(cols < L_k, 0) & gl.expand_dims(rows >= 0, 1)
+            if causal:
+                keep = keep & (gl.expand_dims(cols, 0) <= gl.expand_dims(rows, 1))
+            S = gl.where(keep, S, -float("inf"))
+        return S
+
+    @gluon.jit
+    def _consume(c: gl.constexpr, causal: gl.constexpr, args):
+        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready, v_ready, kv_empty,
+         turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k, qk_scale) = args  # fmt: skip
+        block_n: gl.constexpr = k_desc.block_type.shape[2]
+        head: gl.constexpr = k_desc.block_type.shape[3]
+        stages: gl.constexpr = k_smem.type.shape[0]
+        dtype: gl.constexpr = k_desc.dtype
+        s_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, block_n, 16]
+        )
+        o_layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, head, 16]
+        )
+        p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
+        rows0 = row0 + c * HALF
+        q = q_smem.index(c).reshape([HALF, head])
+        mbarrier.wait(q_bars.index(c), 0)
+        if c == 1:  # the first turn is the other group's
+            mbarrier.arrive(turn.index(0))
+        zero = gl.zeros([HALF, block_n], gl.float32, s_layout)
+        acc = gl.zeros([HALF, head], gl.float32, o_layout)
+
+        # Key block 0: scores only.
+        mbarrier.wait(k_ready.index(0), 0)
+        mbarrier.wait(turn.index(c), 0)
+        kt = k_smem.index(0).reshape([block_n, head]).permute((1, 0))
+        S = warpgroup_mma(q, kt, zero, use_acc=False, is_async=True)
+        mbarrier.arrive(turn.index(1 - c))
+        S = _masked(warpgroup_mma_wait(0, deps=(S,)), 0, n_full, rows0, L_k, causal, s_layout)
+        m_i = gl.max(S, 1)
+        p = gl.exp2(S * qk_scale - gl.expand_dims(m_i * qk_scale, 1))
+        l_i = gl.sum(p, 1)
+        p16 = gl.convert_layout(p.to(dtype), p_layout)
+
+        for j in range(1, n_blocks):
+            s = j % stages
+            sp = (j - 1) % stages
+            mbarrier.wait(k_ready.index(s), (j // stages) & 1)
+            mbarrier.wait(v_ready.index(sp), ((j - 1) // stages) & 1)
+            mbarrier.wait(turn.index(c), j & 1)
+            kt = k_smem.index(s).reshape([block_n, head]).permute((1, 0))
+            S = warpgroup_mma(q, kt, zero, use_acc=False, is_async=True)
+            v = v_smem.index(sp).reshape([block_n, head])
+            acc = warpgroup_mma(p16, v, acc, is_async=True)
+            mbarrier.arrive(turn.index(1 - c))
+            S = _masked(warpgroup_mma_wait(1, deps=(S,)), j, n_full, rows0, L_k, causal, s_layout)
+            m_new = gl.maximum(m_i, gl.max(S, 1))
+            alpha = gl.exp2((m_i - m_new) * qk_scale)
+            p = gl.exp2(S * qk_scale - gl.expand_dims(m_new * qk_scale, 1))
+            l_i = l_i * alpha + gl.sum(p, 1)
+            m_i = m_new
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(kv_empty.index(sp))
+            acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+            p16 = gl.convert_layout(p.to(dtype), p_layout)
+
+        last = n_blocks - 1
+        sl = last % stages
+        mbarrier.wait(v_ready.index(sl), (last // stages) & 1)
+        v = v_smem.index(sl).reshape([block_n, head])
+        acc = warpgroup_mma(p16, v, acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(kv_empty.index(sl))
+
+        out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+        rows = rows0 + gl.arange(0, HALF, layout=gl.SliceLayout(1, o_layout))
+        cols = gl.arange(0, head, layout=gl.SliceLayout(0, o_layout))
+        base = ((b * H + h).to(gl.int64) * L_q + rows.to(gl.int64)) * head
+        offsets = gl.expand_dims(base, 1) + gl.expand_dims(cols, 0)
+        gl.store(o_ptr + offsets, out.to(dtype), mask=gl.expand_dims(rows < L_q, 1))
+
+    # Worker partitions take constexprs as run-time values, so each (group, causal)
+    # pair is a function of its own, with the flags written in.
+    @gluon.jit
+    def _group0(args):
+        _consume(0, False, args)
+
+    @gluon.jit
+    def _group1(args):
+        _consume(1, False, args)
+
+    @gluon.jit
+    def _group0_causal(args):
+        _consume(0, True, args)
+
+    @gluon.jit
+    def _group1_causal(args):
+        _consume(1, True, args)
+
+    @gluon.jit
+    def _forward(
+        q_desc, k_desc, v_desc, o_ptr, L_q, L_k, H, H_kv, qk_scale,
+        causal: gl.constexpr, stages: gl.constexpr, consumer_registers: gl.constexpr,
+    ):  # fmt: skip
+        block_n: gl.constexpr = k_desc.block_type.shape[2]
+        block_m: gl.constexpr = 2 * HALF
+        if causal:  # the longest rows first: the last programs are the short ones
+            pid_m = gl.num_programs(0) - 1 - gl.program_id(0)
+            n_blocks = gl.minimum(gl.cdiv((pid_m + 1) * block_m, block_n), gl.cdiv(L_k, block_n))
+            n_full = gl.minimum(pid_m * block_m // block_n, L_k // block_n)
+        else:
+            pid_m = gl.program_id(0)
+            n_blocks = gl.cdiv(L_k, block_n)
+            n_full = L_k // block_n
+        bh = gl.program_id(1)
+        b = bh // H
+        h = bh % H
+        h_kv = h // (H // H_kv)
+        row0 = pid_m * block_m
+
+        q_smem = gl.allocate_shared_memory(
+            q_desc.dtype, [2] + q_desc.block_type.shape, q_desc.layout
+        )
+        k_smem = gl.allocate_shared_memory(
+            k_desc.dtype, [stages] + k_desc.block_type.shape, k_desc.layout
+        )
+        v_smem = gl.allocate_shared_memory(
+            v_desc.dtype, [stages] + v_desc.block_type.shape, v_desc.layout
+        )
+        barrier: gl.constexpr = mbarrier.MBarrierLayout()
+        q_bars = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
+        turn = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
+        k_ready = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
+        v_ready = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
+        kv_empty = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
+        for i in gl.static_range(2):
+            mbarrier.init(q_bars.index(i), count=1)
+            mbarrier.init(turn.index(i), count=1)
+        for i in gl.static_range(stages):
+            mbarrier.init(k_ready.index(i), count=1)
+            mbarrier.init(v_ready.index(i), count=1)
+            mbarrier.init(kv_empty.index(i), count=2)  # both groups release a block
+
+        args = (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready,
+                v_ready, kv_empty, turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k,
+                qk_scale)  # fmt: skip
+        if causal:
+            gl.warp_specialize(
+                [(_group0_causal, (args,)), (_group1_causal, (args,)), (_produce, (args,))],
+                [4, 1],
+                [consumer_registers, 24],
+            )
+        else:
+            gl.warp_specialize(
+                [(_group0, (args,)), (_group1, (args,)), (_produce, (args,))],
+                [4, 1],
+                [consumer_registers, 24],
+            )
+
+
+def descriptor(tensor: Any, rows: int) -> Any:
+    """A 4-D TMA descriptor over ``tensor`` (B, H, L, D) as it lies in memory, copying
+    blocks of ``rows`` rows of one head."""
+    dtype = {"float16": gl.float16, "bfloat16": gl.bfloat16}[str(tensor.dtype).rsplit(".", 1)[-1]]
+    block = [1, 1, rows, tensor.shape[3]]
+    layout = gl.NVMMASharedLayout.get_default_for(block, dtype)
+    return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), block, layout)
+
+
+def launch(query: Any, key: Any, value: Any, output: Any, scale: float, causal: bool) -> None:
+    """Write attention of ``query`` (B, H, Lq, HEAD) over ``key``, ``value`` (B, H_kv, Lk,
+    HEAD) into ``output`` (B, H, Lq, HEAD, contiguous).  The caller has checked the
+    arguments: float16 or bfloat16 alike, a contiguous last dimension, 16-byte
+    aligned pointers and strides, non-empty lengths, H_kv dividing H."""
+    batch, heads, l_q, _ = query.shape
+    heads_kv, l_k = key.shape[1], key.shape[2]
+    q_desc = descriptor(query, int(HALF))
+    k_desc = descriptor(key, BLOCK_KEYS)
+    v_desc = descriptor(value, BLOCK_KEYS)
+    grid = (-(-l_q // (2 * int(HALF))), batch * heads)
+    _forward[grid](
+        q_desc, k_desc, v_desc, output, l_q, l_k, heads, heads_kv, scale * math.log2(math.e),
+        bool(causal), STAGES, _CONSUMER_REGISTERS, num_warps=4, maxnreg=_MAX_REGISTERS,
+    )  # fmt: skip

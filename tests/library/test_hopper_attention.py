@@ -1,0 +1,232 @@
+"""Attention's forward on Hopper: the Gluon kernel (``nt_triton._hopper_attention``) and
+where the library routes to it (``nt_torch.hopper``).
+
+On the CPU: which kernels are routed, that a fitting call takes the Gluon launch on
+every path of an op call (first call, recording, a memo's plan) and others the
+NineToothed kernel, what :func:`fits` refuses, and that the kernel compiles for
+sm_90.  On a Hopper GPU: the op against a float64 reference through the Gluon
+kernel (ragged lengths, causal, grouped heads, strided inputs, bfloat16), with
+the launches counted so that a silent fallback fails.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from support.base import ON_GPU
+from support.library import attention
+
+torch = pytest.importorskip("torch")
+hopper = pytest.importorskip("nt_torch.hopper")
+from ninetoothed.library.ops import kernels  # noqa: E402
+from nt_torch import ops  # noqa: E402
+from nt_triton import _hopper_attention  # noqa: E402
+
+needs_gluon = pytest.mark.skipif(not _hopper_attention.available(), reason="no Gluon for Hopper")
+DEVICE = "cuda" if ON_GPU else "cpu"
+
+
+def _qkv(b, h, lq, lk, d=128, h_kv=None, dtype=torch.float16):
+    g = torch.Generator().manual_seed(lq * 31 + lk)
+    shapes = [(b, h, lq, d), (b, h_kv or h, lk, d), (b, h_kv or h, lk, d)]
+    return [torch.randn(s, generator=g).to(dtype).to(DEVICE) for s in shapes]
+
+
+def _expected(q, k, v, causal, scale=None):
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    return attention(*(t.float().cpu().numpy() for t in (q, k, v)), causal, scale)
+
+
+def _close(result, expected, dtype=torch.float16):
+    error = np.linalg.norm(result.double().cpu().numpy() - expected) / np.linalg.norm(expected)
+    assert error < (2e-2 if dtype == torch.bfloat16 else 4e-3), error
+
+
+@pytest.fixture
+def gluon_launches(monkeypatch):
+    """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
+    calls = []
+    real = _hopper_attention.launch
+
+    def launch(query, key, value, output, scale, causal):
+        calls.append((tuple(query.shape), causal))
+        if ON_GPU:
+            return real(query, key, value, output, scale, causal)
+        output.fill_(7)
+
+    monkeypatch.setattr(_hopper_attention, "launch", launch)
+    if not ON_GPU:
+        monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+    return calls
+
+
+@needs_gluon
+@pytest.mark.skipif(ON_GPU, reason="stands the GPU in")
+def test_fitting_calls_take_the_gluon_kernel_on_every_path(gluon_launches):
+    """First call, the memo's recording and its plan all launch the Gluon kernel."""
+    q, k, v = _qkv(1, 2, 20, 24)
+    for call in range(3):
+        result = ops.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert len(gluon_launches) == call + 1
+        assert torch.all(result == 7)
+    assert gluon_launches[-1] == ((1, 2, 20, 128), True)
+
+
+@needs_gluon
+def test_calls_that_do_not_fit_take_the_ninetoothed_kernel(gluon_launches, monkeypatch):
+    """float32, heads of 64, a misaligned stride, and the knob set off: the library's
+    own kernel, computing the right thing, on every path."""
+    cases = [
+        _qkv(1, 2, 20, 24, dtype=torch.float32),
+        _qkv(1, 2, 20, 24, d=64),
+        [t[..., :127] for t in _qkv(1, 2, 20, 24)],  # heads of 127: the same kernel (bound 128)
+    ]
+    for q, k, v in cases:
+        for _ in range(3):
+            result = ops.scaled_dot_product_attention(q, k, v)
+            _close(result, _expected(q, k, v, False), q.dtype)
+    assert gluon_launches == []
+    monkeypatch.setenv("NINETOOTHED_HOPPER_ATTENTION", "off")
+    q, k, v = _qkv(1, 2, 21, 24)  # a new key: a new recording reads the knob
+    for _ in range(3):
+        _close(ops.scaled_dot_product_attention(q, k, v), _expected(q, k, v, False))
+    assert gluon_launches == []
+
+
+@needs_gluon
+def test_only_the_forward_at_heads_of_128_is_routed():
+    """The variant that keeps the log-sum-exp (autograd's forward), other head bounds
+    and other kernels keep their launch."""
+    q, k, v = (t.requires_grad_() for t in _qkv(1, 2, 20, 24))
+    ops.scaled_dot_product_attention(q, k, v).sum().backward()
+    with torch.no_grad():
+        ops.scaled_dot_product_attention(*_qkv(1, 2, 20, 24))
+        ops.scaled_dot_product_attention(*_qkv(1, 2, 20, 24, d=64))
+
+    def launch(*args):
+        return "kept"
+
+    routed = {}
+    for kernel in kernels.made():
+        found = kernels.origin(kernel.source_path)
+        routed[kernel.source_path] = (found, hopper.substitute(kernel, launch) is not launch)
+    forward = [v for v in routed.values() if v[0][0] == "scaled_dot_product_attention"]
+    assert any(variant.get("lse") for (_, variant), _ in forward)
+    for (module, variant), taken in routed.values():
+        expected = (
+            module == "scaled_dot_product_attention"
+            and variant.get("head_bound") == 128
+            and not variant.get("lse")
+            and not variant.get("few_queries")
+        )
+        assert taken == expected, (module, variant)
+    assert any(taken for _, taken in routed.values())
+
+
+def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
+    monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+    q, k, v = _qkv(2, 2, 5, 7)
+    out = torch.empty_like(q)
+    assert hopper.fits(q, k, v, out)
+    assert not hopper.fits(q.float(), k.float(), v.float(), out.float())
+    assert not hopper.fits(q, k.bfloat16(), v, out)
+    small = _qkv(1, 1, 5, 7, d=64)
+    assert not hopper.fits(*small, torch.empty_like(small[0]))
+    assert not hopper.fits(q, k[:, :, :0], v[:, :, :0], out)  # no keys
+    wide = torch.zeros(2, 2, 7, 130, dtype=torch.float16, device=DEVICE)[
+        ..., 1:129
+    ]  # misaligned start
+    assert not hopper.fits(q, wide, v, out)
+    odd = torch.zeros(2, 2, 7 * 129 + 1, dtype=torch.float16, device=DEVICE)[..., 1:].unflatten(
+        -1, (7, 129)
+    )
+    assert not hopper.fits(q, odd[..., :128], v, out)  # rows 129 elements apart
+    transposed = torch.zeros(2, 7, 2, 128, dtype=torch.float16, device=DEVICE).transpose(1, 2)
+    assert hopper.fits(q, transposed, v, out)  # any 16-byte strides
+    assert not hopper.fits(q, k.transpose(2, 3).contiguous().transpose(2, 3), v, out)
+    assert not hopper.fits(q, k, v, out.transpose(2, 3))
+    monkeypatch.setattr(hopper, "on_hopper", lambda tensor: False)
+    assert not hopper.fits(q, k, v, out)
+
+
+COMPILE = """
+import sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonASTSource
+from nt_triton import _hopper_attention as m
+def described(rows):
+    layout = gl.NVMMASharedLayout.get_default_for([1, 1, rows, 128], gl.float16)
+    return f"tensordesc<fp16[1,1,{rows},128],{layout!r}>"
+signature = {"q_desc": described(64), "k_desc": described(128), "v_desc": described(128),
+             "o_ptr": "*fp16", "L_q": "i32", "L_k": "i32", "H": "i32", "H_kv": "i32",
+             "qk_scale": "fp32", "causal": "constexpr", "stages": "constexpr",
+             "consumer_registers": "constexpr"}
+for causal in (False, True):
+    constants = {"causal": causal, "stages": m.STAGES, "consumer_registers": m._CONSUMER_REGISTERS}
+    compiled = triton.compile(GluonASTSource(m._forward, signature, constants),
+                              target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": 4, "maxnreg": m._MAX_REGISTERS})
+    ptx = compiled.asm["ptx"]
+    assert "wgmma.mma_async" in ptx and "setmaxnreg" in ptx, causal
+    assert compiled.metadata.shared <= 232448, compiled.metadata.shared
+print("compiled")
+"""
+
+
+@needs_gluon
+def test_the_kernel_compiles_for_hopper():
+    """Warp-specialised (register reallocation), warp-group products, and within an
+    H100's shared memory, on the installed Triton; in a process of its own without
+    Triton's interpreter."""
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", COMPILE], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]
+
+
+GPU_CASES = [
+    # b, h, lq, lk, h_kv, causal
+    (2, 3, 300, 300, None, False),
+    (2, 3, 300, 300, None, True),
+    (1, 4, 1000, 777, 2, False),
+    (1, 2, 129, 1100, None, True),
+    (1, 2, 17, 17, None, True),
+    (3, 2, 256, 256, 1, True),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", GPU_CASES)
+def test_gluon_kernel_against_float64(gluon_launches, case, dtype):
+    if not (_hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+        pytest.skip("needs a Hopper GPU and Gluon")
+    b, h, lq, lk, h_kv, causal = case
+    q, k, v = _qkv(b, h, lq, lk, h_kv=h_kv, dtype=dtype)
+    for _ in range(3):
+        result = ops.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, enable_gqa=h_kv is not None
+        )
+        _close(result, _expected(q, k, v, causal), dtype)
+    assert len(gluon_launches) == 3
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+def test_gluon_kernel_of_strided_inputs(gluon_launches):
+    """Inputs laid out (B, L, H, D), as a model's projections give them, and a scale."""
+    if not (_hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+        pytest.skip("needs a Hopper GPU and Gluon")
+    q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in _qkv(2, 4, 333, 333))
+    assert not q.is_contiguous()
+    result = ops.scaled_dot_product_attention(q, k, v, scale=0.05)
+    _close(result, _expected(q, k, v, False, 0.05))
+    assert len(gluon_launches) == 1
