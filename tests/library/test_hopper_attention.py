@@ -1,4 +1,4 @@
-"""Attention's forward on Hopper: the Gluon kernel (``nt_triton._hopper_attention``) and
+"""Attention's forward on Hopper: the Gluon kernel (``nt_triton.hopper_attention``) and
 where the library routes to it (``nt_torch.hopper``).
 
 On the CPU: which kernels are routed, that a fitting call takes the Gluon launch on
@@ -24,9 +24,9 @@ torch = pytest.importorskip("torch")
 hopper = pytest.importorskip("nt_torch.hopper")
 from ninetoothed.library.ops import kernels  # noqa: E402
 from nt_torch import ops  # noqa: E402
-from nt_triton import _hopper_attention  # noqa: E402
+from nt_triton import hopper_attention  # noqa: E402
 
-needs_gluon = pytest.mark.skipif(not _hopper_attention.available(), reason="no Gluon for Hopper")
+needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gluon for Hopper")
 DEVICE = "cuda" if ON_GPU else "cpu"
 
 
@@ -50,7 +50,7 @@ def _close(result, expected, dtype=torch.float16):
 def gluon_launches(monkeypatch):
     """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
     calls = []
-    real = _hopper_attention.launch
+    real = hopper_attention.launch
 
     def launch(query, key, value, output, scale, causal):
         calls.append((tuple(query.shape), causal))
@@ -58,7 +58,7 @@ def gluon_launches(monkeypatch):
             return real(query, key, value, output, scale, causal)
         output.fill_(7)
 
-    monkeypatch.setattr(_hopper_attention, "launch", launch)
+    monkeypatch.setattr(hopper_attention, "launch", launch)
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
     return calls
@@ -159,7 +159,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
-from nt_triton import _hopper_attention as m
+from nt_triton import hopper_attention as m
 def described(rows):
     layout = gl.NVMMASharedLayout.get_default_for([1, 1, rows, 128], gl.float16)
     return f"tensordesc<fp16[1,1,{rows},128],{layout!r}>"
@@ -207,7 +207,7 @@ GPU_CASES = [
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("case", GPU_CASES)
 def test_gluon_kernel_against_float64(gluon_launches, case, dtype):
-    if not (_hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
         pytest.skip("needs a Hopper GPU and Gluon")
     b, h, lq, lk, h_kv, causal = case
     q, k, v = _qkv(b, h, lq, lk, h_kv=h_kv, dtype=dtype)
@@ -223,7 +223,7 @@ def test_gluon_kernel_against_float64(gluon_launches, case, dtype):
 @pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
 def test_gluon_kernel_of_strided_inputs(gluon_launches):
     """Inputs laid out (B, L, H, D), as a model's projections give them, and a scale."""
-    if not (_hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
         pytest.skip("needs a Hopper GPU and Gluon")
     q, k, v = (t.transpose(1, 2).contiguous().transpose(1, 2) for t in _qkv(2, 4, 333, 333))
     assert not q.is_contiguous()

@@ -22,6 +22,7 @@ PUBLIC = {
     "nt_triton.knobs",
     "nt_triton.description",
     "nt_triton.emitted",
+    "nt_triton.hopper_attention",
     "nt_triton.aot",
     "nt_triton.cache",
     "nt_triton.tuner",

@@ -3,7 +3,7 @@
 The library's ``scaled_dot_product_attention`` runs its NineToothed kernel
 through :meth:`TorchFramework.run` (a first call) or the launch a memo's plan
 pinned (:meth:`TorchFramework.launch_of`).  On an H100 or H200, for heads of
-128 in float16 or bfloat16, :mod:`nt_triton._hopper_attention` (FlashAttention-3's
+128 in float16 or bfloat16, :mod:`nt_triton.hopper_attention` (FlashAttention-3's
 design in Gluon) is faster: 0.95-1.05 of cuDNN's kernel, where the generated
 kernel reaches 0.73-0.83 (``docs/design.md``).  :func:`substitute` wraps that
 kernel's launch so that each call it fits takes the Gluon kernel, and every
@@ -34,11 +34,11 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     the Gluon kernel for each call it :func:`fits` and ``launch`` for the others."""
     if not _attention_forward(getattr(kernel, "source_path", None)):
         return launch
-    from nt_triton import _hopper_attention, knobs
+    from nt_triton import hopper_attention, knobs
 
-    if not (knobs.hopper_attention() and _hopper_attention.available()):
+    if not (knobs.hopper_attention() and hopper_attention.available()):
         return launch
-    run = _hopper_attention.launch
+    run = hopper_attention.launch
 
     def attention(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
         if fits(query, key, value, output):

@@ -7,7 +7,9 @@ entry-point group (:mod:`nt_triton.plugin`); users do not import it.
 Public modules: this one, :mod:`nt_triton.plugin` (the entry point),
 :mod:`nt_triton.knobs` (environment knobs), :mod:`nt_triton.cache` (where
 NineToothed keeps what it generates, and how to size and clear it) and
-:mod:`nt_triton.tuner` (moving tuning results between machines).  Every other
+:mod:`nt_triton.tuner` (moving tuning results between machines) and
+:mod:`nt_triton.hopper_attention` (attention's forward on Hopper, written in
+Gluon, which the PyTorch adapter routes the library's attention to).  Every other
 module is internal (``_codegen``, ``_launch``, ``_kernel`` …: a ``_`` in the
 path); ``docs/design.md`` maps them.
 

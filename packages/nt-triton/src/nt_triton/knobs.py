@@ -42,7 +42,7 @@
 * ``NINETOOTHED_HOPPER_ATTENTION``: ``off`` (or ``0``, ``false``, ``no``) keeps
   the kernel library's attention forward on its NineToothed kernel on Hopper
   GPUs, instead of the warp-specialised kernel written in Gluon
-  (:mod:`nt_triton._hopper_attention`; default on where it applies).  Read at
+  (:mod:`nt_triton.hopper_attention`; default on where it applies).  Read at
   each kernel's first launch site (a memo's recording, a first call).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
