@@ -52,15 +52,16 @@ def gluon_launches(monkeypatch):
     calls = []
     real = hopper_attention.launch
 
-    def launch(query, key, value, output, scale, causal):
+    def launch(query, key, value, output, scale, causal, processors=None):
         calls.append((tuple(query.shape), causal))
         if ON_GPU:
-            return real(query, key, value, output, scale, causal)
+            return real(query, key, value, output, scale, causal, processors)
         output.fill_(7)
 
     monkeypatch.setattr(hopper_attention, "launch", launch)
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+        monkeypatch.setattr(hopper, "_processors", lambda index: 132)
     return calls
 
 
@@ -164,7 +165,8 @@ def described(rows):
     layout = gl.NVMMASharedLayout.get_default_for([1, 1, rows, 128], gl.float16)
     return f"tensordesc<fp16[1,1,{rows},128],{layout!r}>"
 signature = {"q_desc": described(64), "k_desc": described(128), "v_desc": described(128),
-             "o_ptr": "*fp16", "L_q": "i32", "L_k": "i32", "H": "i32", "H_kv": "i32",
+             "o_ptr": "*fp16", "num_tiles": "i32", "m_blocks": "i32", "L_q": "i32", "L_k": "i32",
+             "H": "i32", "H_kv": "i32",
              "qk_scale": "fp32", "causal": "constexpr", "stages": "constexpr",
              "consumer_registers": "constexpr"}
 for causal in (False, True):
@@ -230,3 +232,17 @@ def test_gluon_kernel_of_strided_inputs(gluon_launches):
     result = ops.scaled_dot_product_attention(q, k, v, scale=0.05)
     _close(result, _expected(q, k, v, False, 0.05))
     assert len(gluon_launches) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+@pytest.mark.parametrize("processors", [1, 3, 7])
+def test_persistent_programs_of_several_tiles(processors):
+    """Fewer programs than tiles: each loops over several tiles (of several heads and
+    batches, ragged), carrying the ring and the turn across them."""
+    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+        pytest.skip("needs a Hopper GPU and Gluon")
+    q, k, v = _qkv(2, 3, 300, 333, h_kv=1)
+    output = torch.full_like(q, float("nan"))
+    hopper_attention.launch(q, k, v, output, 1 / np.sqrt(128), False, processors)
+    _close(output, _expected(q, k, v, False))

@@ -42,7 +42,8 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
 
     def attention(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
         if fits(query, key, value, output):
-            return run(query, key, value, output, float(scale), bool(causal))
+            processors = _processors(query.device.index)
+            return run(query, key, value, output, float(scale), bool(causal), processors)
         return launch(query, key, value, scale, causal, output)
 
     return attention
@@ -94,6 +95,12 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
 def on_hopper(tensor: Any) -> bool:
     """Whether ``tensor`` lies on a Hopper GPU."""
     return bool(tensor.device.type == "cuda" and _hopper(tensor.device.index))
+
+
+@functools.cache
+def _processors(index: int | None) -> int:
+    """CUDA device ``index``'s multiprocessors (the persistent grid's size)."""
+    return int(torch.cuda.get_device_properties(index).multi_processor_count)
 
 
 @functools.cache

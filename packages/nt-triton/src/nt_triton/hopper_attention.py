@@ -11,16 +11,22 @@ written with them, hand-written rather than generated: the library routes to
 it where it is known to be faster (:func:`fits`), and its NineToothed kernel
 stays the reference and the path everywhere else.
 
-One program computes a block of ``2 * HALF`` query rows of one (batch, head):
+A tile is ``2 * HALF`` query rows of one (batch, head); tiles run head by head.
+Without a causal mask, one program per multiprocessor loops over tiles
+(persistent: a tile's query copy and output overlap its neighbours' products);
+with one, a program per tile, the longest first within a head.  In a program:
 
-- a producer warp copies the query block once, then each block of keys and
+- a producer warp copies each tile's query block, then its blocks of keys and
   values into a ring of ``STAGES`` shared buffers (4-D tensor descriptors over
   the tensors as they are, so a head's copies stop at its last row and any
-  strides with a contiguous last dimension serve);
+  strides with a contiguous last dimension serve).  Keys and values are
+  released apart: a key block once both groups have their scores, a value
+  block once both have added its product;
 - two consumer warp groups own ``HALF`` query rows each.  They take turns
   issuing their tensor-core work (ping-pong: one group's softmax runs beside
   the other's products), and each overlaps its softmax of key block ``j``
-  with its product ``P_{j-1} V_{j-1}`` (issued, not yet waited for).
+  with its product ``P_{j-1} V_{j-1}`` (issued, not yet waited for).  The
+  ring's position and the turn count on across tiles.
 
 Masks apply only to the blocks that need them (the causal diagonal, the key
 tail); a block's rows past the queries' end are zeros and are not stored.
@@ -71,21 +77,54 @@ if gluon is not None:
     _copy_in = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 
     @gluon.jit
-    def _produce(args):
-        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready, v_ready, kv_empty,
-         turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k, qk_scale) = args  # fmt: skip
+    def _tile(tile, m_blocks, H, H_kv, L_k, block_n: gl.constexpr, causal: gl.constexpr):
+        """Tile ``tile``'s batch, head, key/value head, first row, key blocks and whole
+        (unmasked) key blocks.  Tiles run head by head (its key blocks stay in L2); causal
+        tiles longest first within a head."""
+        bh = tile // m_blocks
+        rank = tile % m_blocks
+        b = bh // H
+        h = bh % H
+        h_kv = h // (H // H_kv)
+        if causal:
+            pid_m = m_blocks - 1 - rank
+            row0 = pid_m * (2 * HALF)
+            n_blocks = gl.minimum(gl.cdiv(row0 + 2 * HALF, block_n), gl.cdiv(L_k, block_n))
+            n_full = gl.minimum(row0 // block_n, L_k // block_n)
+        else:
+            row0 = rank * (2 * HALF)
+            n_blocks = gl.cdiv(L_k, block_n)
+            n_full = L_k // block_n
+        return b, h, h_kv, row0, n_blocks, n_full
+
+    @gluon.jit
+    def _produce(causal: gl.constexpr, args):
+        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, bars, num_tiles, m_blocks, H,
+         H_kv, L_q, L_k, qk_scale) = args  # fmt: skip
+        q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
         block_n: gl.constexpr = k_desc.block_type.shape[2]
         stages: gl.constexpr = k_smem.type.shape[0]
-        for c in gl.static_range(2):
-            mbarrier.expect(q_bars.index(c), q_desc.block_type.nbytes)
-            _copy_in(q_desc, [b, h, row0 + c * HALF, 0], q_bars.index(c), q_smem.index(c))
-        for j in range(n_blocks):
-            s = j % stages
-            mbarrier.wait(kv_empty.index(s), ((j // stages) & 1) ^ 1)
-            mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
-            _copy_in(k_desc, [b, h_kv, j * block_n, 0], k_ready.index(s), k_smem.index(s))
-            mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
-            _copy_in(v_desc, [b, h_kv, j * block_n, 0], v_ready.index(s), v_smem.index(s))
+        it = 0  # key blocks copied so far, over all tiles: the ring's position
+        t = 0
+        for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+            b, h, h_kv, row0, n_blocks, n_full = _tile(
+                tile, m_blocks, H, H_kv, L_k, block_n, causal
+            )
+            for c in gl.static_range(2):
+                mbarrier.wait(q_empty.index(c), (t & 1) ^ 1)
+                mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
+                _copy_in(q_desc, [b, h, row0 + c * HALF, 0], q_ready.index(c), q_smem.index(c))
+            for j in range(n_blocks):
+                s = it % stages
+                phase = ((it // stages) & 1) ^ 1
+                mbarrier.wait(k_empty.index(s), phase)
+                mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
+                _copy_in(k_desc, [b, h_kv, j * block_n, 0], k_ready.index(s), k_smem.index(s))
+                mbarrier.wait(v_empty.index(s), phase)
+                mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
+                _copy_in(v_desc, [b, h_kv, j * block_n, 0], v_ready.index(s), v_smem.index(s))
+                it += 1
+            t += 1
 
     @gluon.jit
     def _masked(S, j, n_full, rows0, L_k, causal: gl.constexpr, layout: gl.constexpr):
@@ -103,8 +142,9 @@ if gluon is not None:
 
     @gluon.jit
     def _consume(c: gl.constexpr, causal: gl.constexpr, args):
-        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready, v_ready, kv_empty,
-         turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k, qk_scale) = args  # fmt: skip
+        (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, bars, num_tiles, m_blocks, H,
+         H_kv, L_q, L_k, qk_scale) = args  # fmt: skip
+        q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn = bars
         block_n: gl.constexpr = k_desc.block_type.shape[2]
         head: gl.constexpr = k_desc.block_type.shape[3]
         stages: gl.constexpr = k_smem.type.shape[0]
@@ -116,64 +156,79 @@ if gluon is not None:
             version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, head, 16]
         )
         p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=o_layout, k_width=2)
-        rows0 = row0 + c * HALF
         q = q_smem.index(c).reshape([HALF, head])
-        mbarrier.wait(q_bars.index(c), 0)
         if c == 1:  # the first turn is the other group's
             mbarrier.arrive(turn.index(0))
         zero = gl.zeros([HALF, block_n], gl.float32, s_layout)
-        acc = gl.zeros([HALF, head], gl.float32, o_layout)
+        it = 0  # key blocks consumed so far, over all tiles: the ring's position and the turn
+        t = 0
+        for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+            b, h, h_kv, row0, n_blocks, n_full = _tile(
+                tile, m_blocks, H, H_kv, L_k, block_n, causal
+            )
+            rows0 = row0 + c * HALF
+            acc = gl.zeros([HALF, head], gl.float32, o_layout)
+            mbarrier.wait(q_ready.index(c), t & 1)
 
-        # Key block 0: scores only.
-        mbarrier.wait(k_ready.index(0), 0)
-        mbarrier.wait(turn.index(c), 0)
-        kt = k_smem.index(0).reshape([block_n, head]).permute((1, 0))
-        S = warpgroup_mma(q, kt, zero, use_acc=False, is_async=True)
-        mbarrier.arrive(turn.index(1 - c))
-        S = _masked(warpgroup_mma_wait(0, deps=(S,)), 0, n_full, rows0, L_k, causal, s_layout)
-        m_i = gl.max(S, 1)
-        p = gl.exp2(S * qk_scale - gl.expand_dims(m_i * qk_scale, 1))
-        l_i = gl.sum(p, 1)
-        p16 = gl.convert_layout(p.to(dtype), p_layout)
-
-        for j in range(1, n_blocks):
-            s = j % stages
-            sp = (j - 1) % stages
-            mbarrier.wait(k_ready.index(s), (j // stages) & 1)
-            mbarrier.wait(v_ready.index(sp), ((j - 1) // stages) & 1)
-            mbarrier.wait(turn.index(c), j & 1)
+            # Key block 0: scores only.
+            s = it % stages
+            mbarrier.wait(k_ready.index(s), (it // stages) & 1)
+            mbarrier.wait(turn.index(c), it & 1)
             kt = k_smem.index(s).reshape([block_n, head]).permute((1, 0))
             S = warpgroup_mma(q, kt, zero, use_acc=False, is_async=True)
-            v = v_smem.index(sp).reshape([block_n, head])
-            acc = warpgroup_mma(p16, v, acc, is_async=True)
             mbarrier.arrive(turn.index(1 - c))
-            S = _masked(warpgroup_mma_wait(1, deps=(S,)), j, n_full, rows0, L_k, causal, s_layout)
-            m_new = gl.maximum(m_i, gl.max(S, 1))
-            alpha = gl.exp2((m_i - m_new) * qk_scale)
-            p = gl.exp2(S * qk_scale - gl.expand_dims(m_new * qk_scale, 1))
-            l_i = l_i * alpha + gl.sum(p, 1)
-            m_i = m_new
-            acc = warpgroup_mma_wait(0, deps=(acc,))
-            mbarrier.arrive(kv_empty.index(sp))
-            acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+            S = warpgroup_mma_wait(0, deps=(S,))
+            mbarrier.arrive(k_empty.index(s))
+            mbarrier.arrive(q_empty.index(c), pred=n_blocks == 1)
+            S = _masked(S, 0, n_full, rows0, L_k, causal, s_layout)
+            m_i = gl.max(S, 1)
+            p = gl.exp2(S * qk_scale - gl.expand_dims(m_i * qk_scale, 1))
+            l_i = gl.sum(p, 1)
             p16 = gl.convert_layout(p.to(dtype), p_layout)
+            it += 1
 
-        last = n_blocks - 1
-        sl = last % stages
-        mbarrier.wait(v_ready.index(sl), (last // stages) & 1)
-        v = v_smem.index(sl).reshape([block_n, head])
-        acc = warpgroup_mma(p16, v, acc, is_async=True)
-        acc = warpgroup_mma_wait(0, deps=(acc,))
-        mbarrier.arrive(kv_empty.index(sl))
+            for j in range(1, n_blocks):
+                s = it % stages
+                sp = (it - 1) % stages
+                mbarrier.wait(k_ready.index(s), (it // stages) & 1)
+                mbarrier.wait(v_ready.index(sp), ((it - 1) // stages) & 1)
+                mbarrier.wait(turn.index(c), it & 1)
+                kt = k_smem.index(s).reshape([block_n, head]).permute((1, 0))
+                S = warpgroup_mma(q, kt, zero, use_acc=False, is_async=True)
+                v = v_smem.index(sp).reshape([block_n, head])
+                acc = warpgroup_mma(p16, v, acc, is_async=True)
+                mbarrier.arrive(turn.index(1 - c))
+                S = warpgroup_mma_wait(1, deps=(S,))
+                mbarrier.arrive(k_empty.index(s))
+                mbarrier.arrive(q_empty.index(c), pred=j == n_blocks - 1)
+                S = _masked(S, j, n_full, rows0, L_k, causal, s_layout)
+                m_new = gl.maximum(m_i, gl.max(S, 1))
+                alpha = gl.exp2((m_i - m_new) * qk_scale)
+                p = gl.exp2(S * qk_scale - gl.expand_dims(m_new * qk_scale, 1))
+                l_i = l_i * alpha + gl.sum(p, 1)
+                m_i = m_new
+                acc = warpgroup_mma_wait(0, deps=(acc,))
+                mbarrier.arrive(v_empty.index(sp))
+                acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
+                p16 = gl.convert_layout(p.to(dtype), p_layout)
+                it += 1
 
-        out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
-        rows = rows0 + gl.arange(0, HALF, layout=gl.SliceLayout(1, o_layout))
-        cols = gl.arange(0, head, layout=gl.SliceLayout(0, o_layout))
-        base = ((b * H + h).to(gl.int64) * L_q + rows.to(gl.int64)) * head
-        offsets = gl.expand_dims(base, 1) + gl.expand_dims(cols, 0)
-        gl.store(o_ptr + offsets, out.to(dtype), mask=gl.expand_dims(rows < L_q, 1))
+            sl = (it - 1) % stages
+            mbarrier.wait(v_ready.index(sl), ((it - 1) // stages) & 1)
+            v = v_smem.index(sl).reshape([block_n, head])
+            acc = warpgroup_mma(p16, v, acc, is_async=True)
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(v_empty.index(sl))
 
-    # Worker partitions take constexprs as run-time values, so each (group, causal)
+            out = acc / gl.expand_dims(gl.convert_layout(l_i, gl.SliceLayout(1, o_layout)), 1)
+            rows = rows0 + gl.arange(0, HALF, layout=gl.SliceLayout(1, o_layout))
+            cols = gl.arange(0, head, layout=gl.SliceLayout(0, o_layout))
+            base = ((b * H + h).to(gl.int64) * L_q + rows.to(gl.int64)) * head
+            offsets = gl.expand_dims(base, 1) + gl.expand_dims(cols, 0)
+            gl.store(o_ptr + offsets, out.to(dtype), mask=gl.expand_dims(rows < L_q, 1))
+            t += 1
+
+    # Worker partitions take constexprs as run-time values, so each (partition, causal)
     # pair is a function of its own, with the flags written in.
     @gluon.jit
     def _group0(args):
@@ -184,6 +239,10 @@ if gluon is not None:
         _consume(1, False, args)
 
     @gluon.jit
+    def _loads(args):
+        _produce(False, args)
+
+    @gluon.jit
     def _group0_causal(args):
         _consume(0, True, args)
 
@@ -192,26 +251,14 @@ if gluon is not None:
         _consume(1, True, args)
 
     @gluon.jit
+    def _loads_causal(args):
+        _produce(True, args)
+
+    @gluon.jit
     def _forward(
-        q_desc, k_desc, v_desc, o_ptr, L_q, L_k, H, H_kv, qk_scale,
+        q_desc, k_desc, v_desc, o_ptr, num_tiles, m_blocks, L_q, L_k, H, H_kv, qk_scale,
         causal: gl.constexpr, stages: gl.constexpr, consumer_registers: gl.constexpr,
     ):  # fmt: skip
-        block_n: gl.constexpr = k_desc.block_type.shape[2]
-        block_m: gl.constexpr = 2 * HALF
-        if causal:  # the longest rows first: the last programs are the short ones
-            pid_m = gl.num_programs(0) - 1 - gl.program_id(0)
-            n_blocks = gl.minimum(gl.cdiv((pid_m + 1) * block_m, block_n), gl.cdiv(L_k, block_n))
-            n_full = gl.minimum(pid_m * block_m // block_n, L_k // block_n)
-        else:
-            pid_m = gl.program_id(0)
-            n_blocks = gl.cdiv(L_k, block_n)
-            n_full = L_k // block_n
-        bh = gl.program_id(1)
-        b = bh // H
-        h = bh % H
-        h_kv = h // (H // H_kv)
-        row0 = pid_m * block_m
-
         q_smem = gl.allocate_shared_memory(
             q_desc.dtype, [2] + q_desc.block_type.shape, q_desc.layout
         )
@@ -222,31 +269,35 @@ if gluon is not None:
             v_desc.dtype, [stages] + v_desc.block_type.shape, v_desc.layout
         )
         barrier: gl.constexpr = mbarrier.MBarrierLayout()
-        q_bars = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
+        q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
+        q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
         turn = gl.allocate_shared_memory(gl.int64, [2, 1], barrier)
         k_ready = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
+        k_empty = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
         v_ready = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
-        kv_empty = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
+        v_empty = gl.allocate_shared_memory(gl.int64, [stages, 1], barrier)
         for i in gl.static_range(2):
-            mbarrier.init(q_bars.index(i), count=1)
+            mbarrier.init(q_ready.index(i), count=1)
+            mbarrier.init(q_empty.index(i), count=1)
             mbarrier.init(turn.index(i), count=1)
         for i in gl.static_range(stages):
             mbarrier.init(k_ready.index(i), count=1)
+            mbarrier.init(k_empty.index(i), count=2)  # both groups release a block
             mbarrier.init(v_ready.index(i), count=1)
-            mbarrier.init(kv_empty.index(i), count=2)  # both groups release a block
+            mbarrier.init(v_empty.index(i), count=2)
 
-        args = (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, q_bars, k_ready,
-                v_ready, kv_empty, turn, b, h, h_kv, H, n_blocks, n_full, row0, L_q, L_k,
-                qk_scale)  # fmt: skip
+        bars = (q_ready, q_empty, k_ready, k_empty, v_ready, v_empty, turn)
+        args = (q_desc, k_desc, v_desc, o_ptr, q_smem, k_smem, v_smem, bars, num_tiles,
+                m_blocks, H, H_kv, L_q, L_k, qk_scale)  # fmt: skip
         if causal:
             gl.warp_specialize(
-                [(_group0_causal, (args,)), (_group1_causal, (args,)), (_produce, (args,))],
+                [(_group0_causal, (args,)), (_group1_causal, (args,)), (_loads_causal, (args,))],
                 [4, 1],
                 [consumer_registers, 24],
             )
         else:
             gl.warp_specialize(
-                [(_group0, (args,)), (_group1, (args,)), (_produce, (args,))],
+                [(_group0, (args,)), (_group1, (args,)), (_loads, (args,))],
                 [4, 1],
                 [consumer_registers, 24],
             )
@@ -261,18 +312,33 @@ def descriptor(tensor: Any, rows: int) -> Any:
     return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), block, layout)
 
 
-def launch(query: Any, key: Any, value: Any, output: Any, scale: float, causal: bool) -> None:
+def launch(
+    query: Any,
+    key: Any,
+    value: Any,
+    output: Any,
+    scale: float,
+    causal: bool,
+    processors: int | None = None,
+) -> None:
     """Write attention of ``query`` (B, H, Lq, HEAD) over ``key``, ``value`` (B, H_kv, Lk,
     HEAD) into ``output`` (B, H, Lq, HEAD, contiguous).  The caller has checked the
     arguments: float16 or bfloat16 alike, a contiguous last dimension, 16-byte
-    aligned pointers and strides, non-empty lengths, H_kv dividing H."""
+    aligned pointers and strides, non-empty lengths, H_kv dividing H.
+
+    With ``processors`` (the GPU's multiprocessors) and no causal mask, that many
+    programs loop over the tiles (persistent: a tile's query copy and output
+    overlap its neighbours' work); otherwise one program per tile."""
     batch, heads, l_q, _ = query.shape
     heads_kv, l_k = key.shape[1], key.shape[2]
     q_desc = descriptor(query, int(HALF))
     k_desc = descriptor(key, BLOCK_KEYS)
     v_desc = descriptor(value, BLOCK_KEYS)
-    grid = (-(-l_q // (2 * int(HALF))), batch * heads)
-    _forward[grid](
-        q_desc, k_desc, v_desc, output, l_q, l_k, heads, heads_kv, scale * math.log2(math.e),
-        bool(causal), STAGES, _CONSUMER_REGISTERS, num_warps=4, maxnreg=_MAX_REGISTERS,
+    m_blocks = -(-l_q // (2 * int(HALF)))
+    tiles = m_blocks * batch * heads
+    programs = tiles if causal or not processors else min(tiles, processors)
+    _forward[(programs,)](
+        q_desc, k_desc, v_desc, output, tiles, m_blocks, l_q, l_k, heads, heads_kv,
+        scale * math.log2(math.e), bool(causal), STAGES, _CONSUMER_REGISTERS,
+        num_warps=4, maxnreg=_MAX_REGISTERS,
     )  # fmt: skip
