@@ -329,6 +329,12 @@ def launch(
     With ``processors`` (the GPU's multiprocessors) and no causal mask, that many
     programs loop over the tiles (persistent: a tile's query copy and output
     overlap its neighbours' work); otherwise one program per tile."""
+    from nt_triton.tuner import _early
+
+    # The op made its NineToothed kernel first, which started initialising Triton's
+    # driver in the background; Triton's lazy driver takes no lock, so wait for it
+    # rather than initialise (and compile its C module) a second time alongside.
+    _early.driver_settled()
     batch, heads, l_q, _ = query.shape
     heads_kv, l_k = key.shape[1], key.shape[2]
     q_desc = descriptor(query, int(HALF))
