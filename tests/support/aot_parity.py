@@ -18,6 +18,7 @@ from typing import Any
 from ninetoothed._aot.kernel import load_library
 from ninetoothed.aot import Status
 from ninetoothed.errors import LaunchError
+from ninetoothed.runtime import binding
 from ninetoothed.runtime.hookspecs import TensorInfo
 from nt_triton._codegen import naming
 from nt_triton.aot import _variants
@@ -88,7 +89,7 @@ class Harness:
             else:
                 arguments.append(next(iterator))
         try:
-            _bound_checks(spec, shapes)
+            _bound_checks(spec, infos)
             plan = self.jit.generated.prepare(infos, list(pointers), scalars)
             grid = plan.grid(dict(self.description.meta)) if callable(plan.grid) else plan.grid
         except LaunchError as error:
@@ -188,16 +189,19 @@ def _status(error: LaunchError) -> int:
     return Status.INVALID_ARGUMENT if shared else Status.SHAPE
 
 
-def _bound_checks(spec: Any, shapes: Sequence[Sequence[int]]) -> None:
-    """What ``bind_call`` checks of shapes: declared sizes, sizes the arrangement ties."""
-    for parameter, shape in zip(spec.tensor_parameters, shapes):
+def _bound_checks(spec: Any, infos: Sequence[TensorInfo]) -> None:
+    """What ``bind_call`` checks of shapes: declared sizes, sizes the arrangement ties
+    (a broadcast view, stride 0, may be longer than the others: its own rule)."""
+    for parameter, info in zip(spec.tensor_parameters, infos):
         for dim, size in enumerate(parameter.source.shape):
-            if isinstance(size, int) and shape[dim] != size:
+            if isinstance(size, int) and info.shape[dim] != size:
                 raise _BoundError("a declared size differs")
     for agreement in spec.agreements:
-        sizes = {shapes[t][d] for t, d in agreement.dims}
-        if len(sizes) > 1:
-            raise _BoundError("sizes the arrangement ties differ")
+        if len({infos[t].shape[d] for t, d in agreement.dims}) > 1:
+            try:
+                binding._check_with_broadcasts(spec, agreement, list(infos), agreement.dims)
+            except LaunchError as error:
+                raise _BoundError("sizes the arrangement ties differ") from error
 
 
 def _ptx(plan: Any, parameter: Any) -> str:

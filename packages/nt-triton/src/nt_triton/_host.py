@@ -35,6 +35,7 @@ __all__ = [
     "INDEX_LIMIT",
     "INT32_LIMIT",
     "LaunchPlan",
+    "broadcast_dims",
     "compile_host",
     "fits_broadcast",
     "fits_within",
@@ -194,30 +195,36 @@ def _grid_lines(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     return lines
 
 
-def _broadcast_flags(spec: KernelSpec, check: ShapeCheck) -> str | None:
-    """Python source of a tuple telling, per outermost dimension of ``check``'s
-    parameter, whether it walks one source dimension whose stride is 0 at the
-    call (a broadcast view); None where no dimension can be one.
+def broadcast_dims(spec: KernelSpec, check: ShapeCheck) -> tuple[int | None, ...] | None:
+    """Per outermost dimension of ``check``'s parameter, the one source dimension it
+    walks (whose stride 0 at the call makes it a broadcast view), else None; None
+    where no dimension walks one.
 
     Such a dimension may be longer than the grid's: every index reads one value,
     so the programs never reading its last indices miss nothing (ntops's
     attention reads a mask expanded to every query head at the key-value head's
     index).  A written tensor cannot be such a view: the aliasing check refuses
-    a tensor that overlaps itself.
+    a tensor that overlaps itself.  The ahead-of-time launcher checks the same.
     """
     parameter = next(p for p in spec.tensor_parameters if p.name == check.parameter)
     sizes = {n.size(parameter.name, d): d for d in range(parameter.source.ndim)}
-    flags = []
+    walked_dims: list[int | None] = []
     for size in check.shape:
         names = size.names() if isinstance(size, Symbol) else set()
         walked = {sizes[name] for name in names if name in sizes}
-        if len(walked) == 1:
-            flags.append(f"{n.stride(parameter.name, walked.pop())} == 0")
-        else:
-            flags.append("False")
-    if all(flag == "False" for flag in flags):
+        walked_dims.append(walked.pop() if len(walked) == 1 else None)
+    if all(dim is None for dim in walked_dims):
         return None
-    return _tuple(flags)
+    return tuple(walked_dims)
+
+
+def _broadcast_flags(spec: KernelSpec, check: ShapeCheck) -> str | None:
+    """Python source of a tuple telling, per outermost dimension of ``check``'s
+    parameter, whether it is a broadcast view at the call (:func:`broadcast_dims`)."""
+    dims = broadcast_dims(spec, check)
+    if dims is None:
+        return None
+    return _tuple(["False" if d is None else f"{n.stride(check.parameter, d)} == 0" for d in dims])
 
 
 def fits_broadcast(

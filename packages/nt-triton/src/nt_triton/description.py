@@ -34,7 +34,7 @@ from nt_triton._abi import KernelParameter, KernelSignature, ParameterKind
 from nt_triton._codegen import naming
 from nt_triton._codegen import persistent_loop as persistence
 from nt_triton._codegen.product import ShapeCheck, SizeRequirement
-from nt_triton._host import INDEX_LIMIT, INT32_LIMIT
+from nt_triton._host import INDEX_LIMIT, INT32_LIMIT, broadcast_dims
 from nt_triton._launch.compiled import Specialisation, triton_version
 from nt_triton._launch.tuning_calls import itemsize
 from nt_triton.cache import _sources as cache
@@ -84,6 +84,9 @@ class KernelDescription:
     grid: tuple[SymbolLike, ...]
     """Per grid dimension, its size in terms of size, stride and meta names."""
     shape_checks: tuple[ShapeCheck, ...]
+    broadcasts: tuple[tuple[int | None, ...] | None, ...]
+    """Per shape check, the source dimension each outermost dimension walks (None for
+    none): a broadcast view there, stride 0 at the call, may be longer than the grid."""
     requirements: tuple[SizeRequirement, ...]
     outputs: tuple[str, ...]
     persistent: bool
@@ -162,6 +165,7 @@ def _described(
         signature=signature,
         grid=tuple(generated.grid),
         shape_checks=tuple(generated.shape_checks),
+        broadcasts=tuple(broadcast_dims(spec, check) for check in generated.shape_checks),
         requirements=tuple(generated.requirements),
         outputs=tuple(generated.outputs),
         persistent=persistence.requested(spec),

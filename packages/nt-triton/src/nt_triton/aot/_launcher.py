@@ -193,15 +193,37 @@ def _bound_checks(writer: Writer) -> None:
                 )
     for agreement in writer.spec.agreements:
         dims = [d for d in agreement.dims if d[0] not in writer.unused]
-        for (first, first_dim), (other, dim) in zip(dims[:1] * len(dims), dims[1:]):
-            a, b = writer.tensors[first].name, writer.tensors[other].name
-            writer.fail(
-                "SHAPE",
-                f"nt_size_{first}_{first_dim} != nt_size_{other}_{dim}",
-                f"{a!r} (dimension {first_dim}) and {b!r} (dimension {dim}) must have the "
-                f"same size: {agreement.reason}; got shapes %s",
-                _shapes(writer),
-            )
+        if len(dims) > 1:
+            _agreement(writer, agreement, dims)
+
+
+def _agreement(writer: Writer, agreement: Any, dims: list[tuple[int, int]]) -> None:
+    """Sizes ``agreement`` ties must be equal, except a broadcast view (stride 0 along
+    the dimension) at least as long as the others, as ``bind_call`` allows: the size
+    is the first dimension's that is not a broadcast view (else the first's)."""
+    sizes = ", ".join(f"nt_size_{t}_{d}" for t, d in dims)
+    strides = ", ".join(f"nt_stride_{t}_{d}" for t, d in dims)
+    writer.emit("{")
+    writer.emit(f"const int64_t nt_tied[] = {{{sizes}}}, nt_steps[] = {{{strides}}};", 2)
+    writer.emit("int nt_at = 0;", 2)
+    writer.emit(
+        f"for (int nt_i = {len(dims) - 1}; nt_i >= 0; --nt_i) "
+        "if (nt_steps[nt_i] != 0) nt_at = nt_i;",
+        2,
+    )
+    first = writer.tensors[dims[0][0]].name
+    for index, (other, dim) in enumerate(dims[1:], 1):
+        name = writer.tensors[other].name
+        writer.fail(
+            "SHAPE",
+            f"nt_tied[{index}] != nt_tied[nt_at] && "
+            f"!(nt_steps[{index}] == 0 && nt_tied[{index}] > nt_tied[nt_at])",
+            f"{first!r} (dimension {dims[0][1]}) and {name!r} (dimension {dim}) must have the "
+            f"same size: {agreement.reason}; got shapes %s",
+            _shapes(writer),
+            depth=2,
+        )
+    writer.emit("}")
 
 
 def _host_values(writer: Writer) -> None:
@@ -264,25 +286,55 @@ def _used(writer: Writer, parameter: str) -> bool:
 def _shape_checks(writer: Writer, grid: list[str]) -> None:
     """Each arranged tensor's outermost shape must be the grid."""
     first = writer.tensors[0].name if writer.tensors else ""
-    for check in writer.description.shape_checks:
+    description = writer.description
+    for check, walked in zip(description.shape_checks, description.broadcasts):
         if not _used(writer, check.parameter):
             continue
         shape = [f"nt_max({writer.expression(s)}, 0)" for s in check.shape]
-        differs = " || ".join(f"{s} != {g}" for s, g in zip(shape, grid)) or "0"
+        differs = " || ".join(_differs(writer, check, walked, grid)) or "0"
         writer.emit("{")
         writer.emit(f"const int64_t nt_shape[] = {{{', '.join(shape) or '0'}}};", 2)
+        if check.parameter in writer.spec.beside_grid:
+            text = (
+                f"the arranged {check.parameter!r} has outermost shape %s, larger than the "
+                f"launch grid (from {first!r}) %s in some dimension, so no program would reach "
+                "its last tiles; the arguments' shapes do not fit the arrangement together (%s)"
+            )
+        else:
+            text = (
+                f"the arranged {check.parameter!r} has outermost shape %s, but the launch grid "
+                f"(from {first!r}) is %s; the arguments' shapes do not fit the arrangement "
+                "together (%s)"
+            )
         writer.fail(
             "SHAPE",
             differs,
-            f"the arranged {check.parameter!r} has outermost shape %s, but the launch grid "
-            f"(from {first!r}) is %s; the arguments' shapes do not fit the arrangement "
-            "together (%s)",
+            text,
             f"nt_tuple(nt_text_a, sizeof nt_text_a, nt_shape, {len(shape)})",
             f"nt_tuple(nt_text_b, sizeof nt_text_b, nt_grid, {len(grid)})",
             _shapes(writer),
             depth=2,
         )
         writer.emit("}")
+
+
+def _differs(
+    writer: Writer, check: Any, walked: tuple[int | None, ...] | None, grid: list[str]
+) -> list[str]:
+    """Per outermost dimension, C that is true where ``check``'s shape does not fit the
+    grid, as the host function's: a tensor beside the grid may be shorter, a broadcast
+    view (stride 0 along the source dimension ``walked`` names) longer."""
+    count = len(grid)
+    if check.parameter in writer.spec.beside_grid:
+        return [f"nt_shape[{i}] > {g}" for i, g in zip(range(count), grid)]
+    index = next(i for i, p in enumerate(writer.tensors) if p.name == check.parameter)
+    walked = walked or (None,) * count
+    return [
+        f"nt_shape[{i}] != {g}"
+        if d is None
+        else f"(nt_shape[{i}] != {g} && !(nt_stride_{index}_{d} == 0 && nt_shape[{i}] > {g}))"
+        for i, g, d in zip(range(count), grid, walked)
+    ]
 
 
 def _requirements(writer: Writer) -> None:
