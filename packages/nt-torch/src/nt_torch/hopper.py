@@ -24,7 +24,6 @@ import torch
 __all__ = ["fits", "on_hopper", "substitute"]
 
 _DTYPES = (torch.float16, torch.bfloat16)
-_MAX_GRID_Y = 65535  # batch x heads is the grid's second dimension
 
 
 def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,7 +70,7 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
     """Whether the Gluon kernel computes this call: tensors on a Hopper GPU (compute
     capability 9.0), float16 or bfloat16 alike, heads of exactly 128, non-empty,
     each with a contiguous last dimension, 16-byte aligned addresses and strides
-    (what TMA copies need), a contiguous output, and batch x heads within the grid."""
+    (what TMA copies need) and a contiguous output."""
     tensors = (query, key, value, output)
     if not all(type(t) is torch.Tensor for t in tensors):  # subclasses (fakes, wrappers): no
         return False
@@ -83,7 +82,7 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
     batch, heads, l_q, head = query.shape
     if head != 128 or key.shape[3] != 128 or l_q == 0 or key.shape[2] == 0:
         return False
-    if batch * heads == 0 or batch * heads > _MAX_GRID_Y or not output.is_contiguous():
+    if batch * heads == 0 or not output.is_contiguous():
         return False
     for t in (query, key, value):
         strides = t.stride()
