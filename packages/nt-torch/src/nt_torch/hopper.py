@@ -41,7 +41,12 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
 
     def attention(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
         if fits(query, key, value, output):
-            processors = _processors(query.device.index)
+            index = query.device.index
+            processors = _processors(index)
+            if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
+                # on the current device: make the tensors' device current, as the adapter does
+                with torch.cuda.device(index):
+                    return run(query, key, value, output, float(scale), bool(causal), processors)
             return run(query, key, value, output, float(scale), bool(causal), processors)
         return launch(query, key, value, scale, causal, output)
 
