@@ -91,6 +91,12 @@ def test_calls_that_do_not_fit_take_the_ninetoothed_kernel(gluon_launches, monke
             result = ops.scaled_dot_product_attention(q, k, v)
             _close(result, _expected(q, k, v, False), q.dtype)
     assert gluon_launches == []
+    q, k, v = _qkv(1, 2, 20, 24)
+    for scale in (-0.1, float("inf")):  # the kernel's maxima assume a positive scale
+        result = ops.scaled_dot_product_attention(q, k, v, scale=scale)
+        if scale < 0:
+            _close(result, _expected(q, k, v, False, scale))
+    assert gluon_launches == []
     monkeypatch.setenv("NINETOOTHED_HOPPER_ATTENTION", "off")
     q, k, v = _qkv(1, 2, 21, 24)  # a new key: a new recording reads the knob
     for _ in range(3):

@@ -16,6 +16,7 @@ the log-sum-exp) and ``NINETOOTHED_HOPPER_ATTENTION=off`` keep the kernel.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,8 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     """``launch`` (the kernel's launch) where ``kernel`` is not the library's attention
     forward at heads of 128, or the Gluon kernel cannot run here; else a launch of
     the same arguments ``(query, key, value, scale, causal, output)`` that takes
-    the Gluon kernel for each call it :func:`fits` and ``launch`` for the others."""
+    the Gluon kernel for each call it :func:`fits` with a positive, finite scale,
+    and ``launch`` for the others."""
     if not _attention_forward(getattr(kernel, "source_path", None)):
         return launch
     from nt_triton import hopper_attention, knobs
@@ -40,7 +42,8 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     run = hopper_attention.launch
 
     def attention(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
-        if fits(query, key, value, output):
+        # The kernel takes row maxima of the raw scores: right for a positive scale only.
+        if 0 < scale < math.inf and fits(query, key, value, output):
             index = query.device.index
             processors = _processors(index)
             if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
