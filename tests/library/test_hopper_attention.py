@@ -59,6 +59,7 @@ def gluon_launches(monkeypatch):
         output.fill_(7)
 
     monkeypatch.setattr(hopper_attention, "launch", launch)
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
         monkeypatch.setattr(hopper, "_processors", lambda index: 132)
@@ -134,8 +135,27 @@ def test_only_the_forward_at_heads_of_128_is_routed():
     assert any(taken for _, taken in routed.values())
 
 
+def test_short_attention_keeps_the_generated_kernel(monkeypatch):
+    """Below the work floor the launch's host cost would outweigh the kernel."""
+    monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+    q = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
+    k = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
+    short = torch.empty(4, 32, 1023, 128, dtype=torch.float16, device="meta")
+    assert hopper.WORK_FLOOR == 4 * 32 * 1024 * 1024 * 128
+    assert _work_fits(q, k) and not _work_fits(q, short)
+
+
+def _work_fits(q, k):
+    """``fits`` on meta tensors (no data pointer): alignment read as 0."""
+    import unittest.mock
+
+    with unittest.mock.patch.object(torch.Tensor, "data_ptr", lambda self: 0):
+        return hopper.fits(q, k, k, torch.empty_like(q))
+
+
 def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 0)
     q, k, v = _qkv(2, 2, 5, 7)
     out = torch.empty_like(q)
     assert hopper.fits(q, k, v, out)

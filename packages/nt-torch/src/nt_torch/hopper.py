@@ -22,9 +22,16 @@ from typing import Any
 
 import torch
 
-__all__ = ["fits", "on_hopper", "substitute"]
+__all__ = ["WORK_FLOOR", "fits", "on_hopper", "substitute"]
 
 _DTYPES = (torch.float16, torch.bfloat16)
+
+WORK_FLOOR = 2**34
+"""The least ``batch x heads x queries x keys x 128`` the Gluon kernel takes: the smallest
+shape it was measured faster at on an H100, (4, 32, 1024, 1024, 128).  Below it the
+generated kernel keeps the call: Triton's launch of a kernel with tensor descriptors
+costs tens of microseconds on the host, more than a short attention takes on the GPU,
+where the generated kernel's launch costs a few."""
 
 
 def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
@@ -89,6 +96,8 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
         return False
     batch, heads, l_q, head = query.shape
     if head != 128 or key.shape[3] != 128 or l_q == 0 or key.shape[2] == 0:
+        return False
+    if batch * heads * l_q * key.shape[2] * head < WORK_FLOOR:
         return False
     if batch * heads == 0 or not output.is_contiguous():
         return False
