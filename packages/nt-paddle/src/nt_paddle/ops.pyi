@@ -136,7 +136,11 @@ def scaled_dot_product_attention(
     D from 16 to 256; with ``enable_gqa``, H_kv may divide H (grouped-query
     attention).  ``is_causal`` masks aligned top-left, as torch does; ``scale``
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
-    any strides; float32 products as the framework's setting says (see ``mm``)."""
+    any strides; float32 products as the framework's setting says (see ``mm``).
+    With PyTorch on a Hopper GPU, long calls at heads of 128 in float16 or
+    bfloat16 run a warp-specialised kernel written in Gluon instead
+    (``nt_triton.hopper_attention``; ``NINETOOTHED_HOPPER_ATTENTION=off`` keeps
+    this one)."""
 
 def scaled_mm(
     input: paddle.Tensor,
