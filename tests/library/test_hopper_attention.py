@@ -62,7 +62,6 @@ def gluon_launches(monkeypatch):
     monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-        monkeypatch.setattr(hopper, "_processors", lambda index: 132)
     return calls
 
 

@@ -82,11 +82,9 @@ class TorchFramework(InPlace):
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel`` (on Hopper, attention's forward may take the Gluon kernel:
         :mod:`nt_torch.hopper`); the outputs are the arguments at ``outputs``."""
-        if traced():
-            kernel(*arguments)
-        else:
-            hopper.substitute(kernel, kernel)(*arguments)
-        return [arguments[index] for index in outputs]
+        return super().run(
+            kernel if traced() else hopper.substitute(kernel, kernel), arguments, outputs
+        )
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:
         """``tensor.reshape(shape)`` (a view of a contiguous tensor)."""

@@ -52,12 +52,11 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
         # The kernel takes row maxima of the raw scores: right for a positive scale only.
         if 0 < scale < math.inf and fits(query, key, value, output):
             index = query.device.index
-            processors = _processors(index)
             if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
                 # on the current device: make the tensors' device current, as the adapter does
                 with torch.cuda.device(index):
-                    return run(query, key, value, output, float(scale), bool(causal), processors)
-            return run(query, key, value, output, float(scale), bool(causal), processors)
+                    return run(query, key, value, output, float(scale), bool(causal))
+            return run(query, key, value, output, float(scale), bool(causal))
         return launch(query, key, value, scale, causal, output)
 
     return attention
@@ -111,12 +110,6 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
 def on_hopper(tensor: Any) -> bool:
     """Whether ``tensor`` lies on a Hopper GPU."""
     return bool(tensor.device.type == "cuda" and _hopper(tensor.device.index))
-
-
-@functools.cache
-def _processors(index: int | None) -> int:
-    """CUDA device ``index``'s multiprocessors (the persistent grid's size)."""
-    return int(torch.cuda.get_device_properties(index).multi_processor_count)
 
 
 @functools.cache

@@ -326,15 +326,16 @@ def launch(
     arguments: float16 or bfloat16 alike, a contiguous last dimension, 16-byte
     aligned pointers and strides, non-empty lengths, H_kv dividing H.
 
-    With ``processors`` (the GPU's multiprocessors) and no causal mask, that many
-    programs loop over the tiles (persistent: a tile's query copy and output
-    overlap its neighbours' work); otherwise one program per tile."""
-    from nt_triton.tuner import _early
+    Without a causal mask, ``processors`` programs (by default one per
+    multiprocessor of the current device, as for any persistent kernel) loop over
+    the tiles (persistent: a tile's query copy and output overlap its neighbours'
+    work); with one, one program per tile."""
+    from nt_triton import _persistent_grid
 
     # The op made its NineToothed kernel first, which started initialising Triton's
-    # driver in the background; Triton's lazy driver takes no lock, so wait for it
-    # rather than initialise (and compile its C module) a second time alongside.
-    _early.driver_settled()
+    # driver in the background; Triton's lazy driver takes no lock: program_cap
+    # waits for it rather than initialise (and compile its C module) a second time.
+    processors = processors or _persistent_grid.program_cap()
     batch, heads, l_q, _ = query.shape
     heads_kv, l_k = key.shape[1], key.shape[2]
     q_desc = descriptor(query, int(HALF))
@@ -342,7 +343,7 @@ def launch(
     v_desc = descriptor(value, BLOCK_KEYS)
     m_blocks = -(-l_q // (2 * int(HALF)))
     tiles = m_blocks * batch * heads
-    programs = tiles if causal or not processors else min(tiles, processors)
+    programs = tiles if causal else min(tiles, processors)
     _forward[(programs,)](
         q_desc, k_desc, v_desc, output, tiles, m_blocks, l_q, l_k, heads, heads_kv,
         scale * math.log2(math.e), bool(causal), STAGES, _CONSUMER_REGISTERS,
