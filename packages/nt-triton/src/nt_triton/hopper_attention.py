@@ -34,8 +34,11 @@ tail); a block's rows past the queries' end are zeros and are not stored.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
+
+from nt_triton._compile_aside import Aside
 
 try:
     from triton.experimental import gluon
@@ -50,7 +53,7 @@ try:
 except ImportError:  # a Triton without Gluon's Hopper module: nothing here is used
     gluon = None
 
-__all__ = ["HEAD", "STAGES", "available", "launch"]
+__all__ = ["HEAD", "STAGES", "available", "launch", "ready", "settle"]
 
 HEAD = 128
 """The head dimension this kernel is built and measured for."""
@@ -64,6 +67,10 @@ BLOCK_KEYS = 128
 
 _CONSUMER_REGISTERS = 240
 _MAX_REGISTERS = 168  # 12 warps (2 consumer groups, the producer's group): 65,536 / 384
+
+
+_ASIDE = Aside("hopper_attention")
+"""The kernel's background compiles, by device, data type, mask and size specialisation."""
 
 
 def available() -> bool:
@@ -306,10 +313,17 @@ if gluon is not None:
 def descriptor(tensor: Any, rows: int) -> Any:
     """A 4-D TMA descriptor over ``tensor`` (B, H, L, D) as it lies in memory, copying
     blocks of ``rows`` rows of one head."""
-    dtype = {"float16": gl.float16, "bfloat16": gl.bfloat16}[str(tensor.dtype).rsplit(".", 1)[-1]]
     block = [1, 1, rows, tensor.shape[3]]
-    layout = gl.NVMMASharedLayout.get_default_for(block, dtype)
+    layout = _layout(rows, tensor.shape[3], str(tensor.dtype))
     return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), block, layout)
+
+
+@functools.cache
+def _layout(rows: int, head: int, dtype: str) -> Any:
+    """The shared-memory layout of a block of ``rows`` x ``head`` elements of ``dtype``
+    (``torch.float16``...): computed once, as it costs 5 us a call on the host."""
+    kind = {"float16": gl.float16, "bfloat16": gl.bfloat16}[dtype.rsplit(".", 1)[-1]]
+    return gl.NVMMASharedLayout.get_default_for([1, 1, rows, head], kind)
 
 
 def launch(
@@ -329,23 +343,95 @@ def launch(
     Without a causal mask, ``processors`` programs (by default one per
     multiprocessor of the current device, as for any persistent kernel) loop over
     the tiles (persistent: a tile's query copy and output overlap its neighbours'
-    work); with one, one program per tile."""
+    work); with one, one program per tile.  A launch of a data type and mask not
+    compiled yet compiles first (seconds): :func:`ready` compiles in the background."""
     from nt_triton import _persistent_grid
 
     # The op made its NineToothed kernel first, which started initialising Triton's
     # driver in the background; Triton's lazy driver takes no lock: program_cap
     # waits for it rather than initialise (and compile its C module) a second time.
     processors = processors or _persistent_grid.program_cap()
-    batch, heads, l_q, _ = query.shape
-    heads_kv, l_k = key.shape[1], key.shape[2]
+    grid, arguments = _arguments(query, key, value, output, scale, causal, processors)
+    _forward[grid](*arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
+
+
+def ready(
+    query: Any,
+    key: Any,
+    value: Any,
+    output: Any,
+    causal: bool,
+    *,
+    start: bool = True,
+    wait: bool = False,
+    may_load: bool = True,
+) -> bool:
+    """Whether :func:`launch` takes this call (arguments as there) without compiling.
+
+    The first call of a device, data type, mask and specialisation of the sizes
+    (Triton's: divisible by 16, equal to 1) starts the compile in a
+    background thread (``start`` False: starts nothing) and answers False, as do
+    the calls while it compiles: the caller runs another kernel meanwhile.  With
+    ``wait``, a compile under way (or this call's) is waited for instead.
+    ``may_load`` False (a stream is being captured) refuses the first launch after
+    the compile, which loads the binary onto the GPU.  A failed compile answers
+    False for good, with a warning."""
+    # Triton specialises integer arguments on their divisibility by 16 and on being 1:
+    # a compile serves the calls whose sizes agree on both (more keys than Triton has
+    # is a compile found in its cache; fewer, a launch that compiles).
+    sizes = tuple((size == 1, size % 16 == 0, size >= 2**31) for size in _sizes(query, key))
+    which = (query.device.index, str(query.dtype), bool(causal), sizes)
+    return _ASIDE.ready(
+        which,
+        lambda: _warm(query, key, value, output, causal),
+        start=start,
+        wait=wait,
+        may_load=may_load,
+    )
+
+
+def settle() -> None:
+    """Wait for the background compiles under way (a benchmark about to time the calls
+    after them, a test)."""
+    _ASIDE.settle()
+
+
+def _warm(query: Any, key: Any, value: Any, output: Any, causal: bool) -> None:
+    """Compile the kernel for a call of these arguments (on their device) into Triton's
+    caches, with its launcher, without launching it: a background thread's work."""
+    from triton.runtime import driver
+
+    from nt_triton.tuner import _early as early
+
+    early.driver_settled()  # Triton's lazy driver: initialise it once only
+    driver.active.set_current_device(query.device.index)  # a new thread's is the first
+    grid, arguments = _arguments(query, key, value, output, 1.0, causal, 1)
+    kernel = _forward.warmup(*arguments, grid=grid, num_warps=4, maxnreg=_MAX_REGISTERS)
+    # The launcher's C module (a C compiler's run on a cold cache) into Triton's cache:
+    # the first launch then builds the launcher from it.
+    driver.active.launcher_cls(kernel.src, kernel.metadata)
+
+
+def _arguments(
+    query: Any, key: Any, value: Any, output: Any, scale: float, causal: bool, processors: int
+) -> tuple[tuple[int], tuple[Any, ...]]:
+    """The grid and the arguments of ``_forward`` for a call of :func:`launch`."""
+    tiles, m_blocks, l_q, l_k, heads, heads_kv = _sizes(query, key)
     q_desc = descriptor(query, int(HALF))
     k_desc = descriptor(key, BLOCK_KEYS)
     v_desc = descriptor(value, BLOCK_KEYS)
-    m_blocks = -(-l_q // (2 * int(HALF)))
-    tiles = m_blocks * batch * heads
     programs = tiles if causal else min(tiles, processors)
-    _forward[(programs,)](
+    arguments = (
         q_desc, k_desc, v_desc, output, tiles, m_blocks, l_q, l_k, heads, heads_kv,
         scale * math.log2(math.e), bool(causal), STAGES, _CONSUMER_REGISTERS,
-        num_warps=4, maxnreg=_MAX_REGISTERS,
     )  # fmt: skip
+    return (programs,), arguments
+
+
+def _sizes(query: Any, key: Any) -> tuple[int, int, int, int, int, int]:
+    """``_forward``'s integer arguments: tiles, query blocks per head, query and key
+    lengths, heads and key/value heads."""
+    batch, heads, l_q, _ = query.shape
+    heads_kv, l_k = key.shape[1], key.shape[2]
+    m_blocks = -(-l_q // (2 * int(HALF)))
+    return m_blocks * batch * heads, m_blocks, l_q, l_k, heads, heads_kv
