@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ hopper = pytest.importorskip("nt_torch.hopper")
 from ninetoothed.library.ops import kernels  # noqa: E402
 from nt_torch import ops  # noqa: E402
 from nt_triton import hopper_attention  # noqa: E402
+from nt_triton._compile_aside import Aside  # noqa: E402
 
 needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gluon for Hopper")
 DEVICE = "cuda" if ON_GPU else "cpu"
@@ -60,9 +62,32 @@ def gluon_launches(monkeypatch):
 
     monkeypatch.setattr(hopper_attention, "launch", launch)
     monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
+    monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+        monkeypatch.setattr(hopper_attention, "_warm", lambda *args: None)
+        monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
     return calls
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The Gluon kernel's compiles, stood in (on the CPU) or real (on a GPU, after
+    forgetting what compiled before), each held until ``release`` is set."""
+    started, release = [], threading.Event()
+    real = hopper_attention._warm
+
+    def warm(*args):
+        started.append(threading.current_thread())
+        release.wait(60)
+        if ON_GPU:
+            real(*args)
+
+    monkeypatch.setattr(hopper_attention, "_warm", warm)
+    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
+    yield started, release
+    release.set()
+    hopper_attention._ASIDE.settle()
 
 
 @needs_gluon
@@ -75,6 +100,52 @@ def test_fitting_calls_take_the_gluon_kernel_on_every_path(gluon_launches):
         assert len(gluon_launches) == call + 1
         assert torch.all(result == 7)
     assert gluon_launches[-1] == ((1, 2, 20, 128), True)
+
+
+@needs_gluon
+def test_calls_take_the_ninetoothed_kernel_while_the_gluon_kernel_compiles(
+    gluon_launches, compiles, monkeypatch
+):
+    """A first call on cold caches does not wait for the Gluon kernel's compile: it
+    starts it in a thread of its own, and the calls until it ends take the NineToothed
+    kernel (right results); the calls after take the Gluon kernel, except the one that
+    would load it while a stream is captured."""
+    started, release = compiles
+    monkeypatch.setattr(hopper, "_wait", lambda: False)
+    q, k, v = _qkv(1, 2, 22, 26)  # shapes of their own: no op memo of other tests' stand-ins
+    for _ in range(3):
+        _close(ops.scaled_dot_product_attention(q, k, v, is_causal=True), _expected(q, k, v, True))
+    assert gluon_launches == []
+    assert len(started) == 1 and started[0] is not threading.current_thread()
+    release.set()
+    hopper_attention._ASIDE.settle()
+    capturing = [True]
+    monkeypatch.setattr(hopper, "_capturing", lambda tensor: capturing[0])
+    _close(ops.scaled_dot_product_attention(q, k, v, is_causal=True), _expected(q, k, v, True))
+    assert gluon_launches == []
+    capturing[0] = False
+    ops.scaled_dot_product_attention(q, k, v, is_causal=True)
+    capturing[0] = True  # loaded now: a capture may launch it
+    ops.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert len(gluon_launches) == 2
+    _close(ops.scaled_dot_product_attention(q, k, v), _expected(q, k, v, False))
+    assert len(started) == 2  # another mask: another compile
+    assert len(gluon_launches) == 2
+
+
+@needs_gluon
+def test_a_failed_compile_keeps_the_ninetoothed_kernel_and_warns(gluon_launches, monkeypatch):
+    def warm(*args):
+        raise RuntimeError("out of shared memory")
+
+    monkeypatch.setattr(hopper_attention, "_warm", warm)
+    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
+    q, k, v = _qkv(1, 2, 23, 27)
+    with pytest.warns(RuntimeWarning, match="failed to compile.*out of shared memory"):
+        result = ops.scaled_dot_product_attention(q, k, v)
+    _close(result, _expected(q, k, v, False))
+    _close(ops.scaled_dot_product_attention(q, k, v), _expected(q, k, v, False))
+    assert gluon_launches == []
 
 
 @needs_gluon
@@ -132,6 +203,67 @@ def test_only_the_forward_at_heads_of_128_is_routed():
         )
         assert taken == expected, (module, variant)
     assert any(taken for _, taken in routed.values())
+
+
+@needs_gluon
+def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on_gpu, monkeypatch):
+    """Under ``torch.compile`` the routed kernel's calls that may fit stay the generic
+    operator (whose launch takes the Gluon kernel per call); the others, and heads of
+    64, are handed to Inductor as the NineToothed kernel."""
+    from support.traced_graphs import launches, trace
+
+    from ninetoothed.library import pinned_block_sizes
+
+    monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 0)
+
+    def attention(q, k, v):
+        return ops.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    for d, kept in ((128, True), (64, False)):
+        as_on_gpu.clear()
+        torch._dynamo.reset()
+        with pinned_block_sizes(16):  # nothing to tune (on stand-ins, which need a GPU)
+            trace(as_on_gpu, attention, tuple(_qkv(1, 2, 40, 40, d=d)), fullgraph=True)
+        (graph,) = as_on_gpu
+        assert ("auto_functionalized" in graph.code) == kept, d
+        assert bool(launches(graph)) == (not kept), d
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 2 * 2 * 40 * 40 * 128 + 1)  # just above
+    as_on_gpu.clear()
+    torch._dynamo.reset()
+    with pinned_block_sizes(16):
+        trace(as_on_gpu, attention, tuple(_qkv(1, 2, 40, 40)), fullgraph=True)
+    assert launches(as_on_gpu[0]) and "auto_functionalized" not in as_on_gpu[0].code
+
+
+@needs_gluon
+def test_the_operators_launch_takes_the_gluon_kernel(gluon_launches):
+    """What a compiled graph's operator runs (``nt_torch.runtime.launcher``) routes as an
+    eager call does; other kernels' launches are left as they are."""
+    from ninetoothed.runtime import plugins
+    from nt_torch import runtime
+
+    q, k, v = _qkv(1, 2, 24, 28)
+    with torch.no_grad():
+        ops.scaled_dot_product_attention(q, k, v)
+    gluon_launches.clear()
+    kernel = next(
+        made
+        for made in kernels.made()
+        if kernels.origin(made.source_path)[0] == "scaled_dot_product_attention"
+        and hopper.substitute(made, len) is not len
+    )
+    launch = runtime.launcher(plugins.adapter_for(q), kernel.generated)
+    output = torch.empty_like(q)
+    launch(q, k, v, 0.1, False, output)
+    assert gluon_launches == [((1, 2, 24, 128), False)]
+    if ON_GPU:
+        _close(output, _expected(q, k, v, False, 0.1))
+    else:
+        assert torch.all(output == 7)
+    launch(q, k, v, -0.1, False, output)  # not for the Gluon kernel: the NineToothed one
+    _close(output, _expected(q, k, v, False, -0.1))
+    assert len(gluon_launches) == 1
 
 
 def test_short_attention_keeps_the_generated_kernel(monkeypatch):
@@ -271,3 +403,45 @@ def test_persistent_programs_of_several_tiles(processors):
     output = torch.full_like(q, float("nan"))
     hopper_attention.launch(q, k, v, output, 1 / np.sqrt(128), False, processors)
     _close(output, _expected(q, k, v, False))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+def test_first_calls_take_the_ninetoothed_kernel_while_the_gluon_kernel_compiles(
+    gluon_launches, monkeypatch
+):
+    """The background compile, for real: right results before and after it."""
+    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+        pytest.skip("needs a Hopper GPU and Gluon")
+    monkeypatch.setattr(hopper, "_wait", lambda: False)
+    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("background"))
+    q, k, v = _qkv(2, 3, 301, 301, dtype=torch.bfloat16)
+    _close(ops.scaled_dot_product_attention(q, k, v), _expected(q, k, v, False), torch.bfloat16)
+    assert gluon_launches == []
+    hopper_attention.settle()
+    for _ in range(2):
+        result = ops.scaled_dot_product_attention(q, k, v)
+        _close(result, _expected(q, k, v, False), torch.bfloat16)
+    assert len(gluon_launches) == 2
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_compiled_attention_takes_the_gluon_kernel(gluon_launches, mode):
+    """Under ``torch.compile`` (and its CUDA graphs) the operator's launch takes the
+    Gluon kernel, with the NineToothed kernel's results."""
+    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
+        pytest.skip("needs a Hopper GPU and Gluon")
+    torch._dynamo.reset()
+
+    def attention(q, k, v):
+        return ops.scaled_dot_product_attention(q, k, v, is_causal=True) * 2
+
+    compiled = torch.compile(attention, fullgraph=True, mode=mode)
+    q, k, v = _qkv(2, 3, 300, 333)
+    for _ in range(4):
+        result = compiled(q, k, v)
+        _close(result / 2, _expected(q, k, v, True))
+    assert len(gluon_launches) >= 2  # the warm-up runs launch; a CUDA graph's replays do not
+    torch._dynamo.reset()

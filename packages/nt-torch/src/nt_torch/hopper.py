@@ -9,8 +9,12 @@ kernel reaches 0.73-0.83 (``docs/design.md``).  :func:`substitute` wraps that
 kernel's launch so that each call it fits takes the Gluon kernel, and every
 other call the kernel as before.  Which kernel a launch belongs to comes from
 the library's record of what it made (``ops.kernels.origin``), as for
-``nt_torch.fusion``.  Traced calls, autograd's forward (the variant that keeps
-the log-sum-exp) and ``NINETOOTHED_HOPPER_ATTENTION=off`` keep the kernel.
+``nt_torch.fusion``.  The Gluon kernel compiles in the background; until it
+has, the calls take the NineToothed kernel (:func:`_compiled`).  Under
+``torch.compile`` the routed calls stay the generic operator, whose launch is
+substituted likewise (:func:`keeps_the_operator`).  Autograd's forward (the
+variant that keeps the log-sum-exp) and ``NINETOOTHED_HOPPER_ATTENTION=off``
+keep the kernel.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["WORK_FLOOR", "fits", "on_hopper", "substitute"]
+__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "on_hopper", "substitute"]
 
 _DTYPES = (torch.float16, torch.bfloat16)
 
@@ -40,26 +44,93 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     the same arguments ``(query, key, value, scale, causal, output)`` that takes
     the Gluon kernel for each call it :func:`fits` with a positive, finite scale,
     and ``launch`` for the others."""
-    if not _attention_forward(getattr(kernel, "source_path", None)):
+    if not _routed(kernel):
         return launch
-    from nt_triton import hopper_attention, knobs
+    from nt_triton import hopper_attention
 
-    if not (knobs.hopper_attention() and hopper_attention.available()):
-        return launch
-    run = hopper_attention.launch
-
-    def attention(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
+    def attention(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != 6:  # not the op's call: the kernel checks it
+            return launch(*args, **kwargs)
+        query, key, value, scale, causal, output = args
         # The kernel takes row maxima of the raw scores: right for a positive scale only.
-        if 0 < scale < math.inf and fits(query, key, value, output):
+        fitting = 0 < scale < math.inf and fits(query, key, value, output)
+        if fitting and _compiled(query, key, value, output, bool(causal), start=False):
             index = query.device.index
             if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
                 # on the current device: make the tensors' device current, as the adapter does
                 with torch.cuda.device(index):
-                    return run(query, key, value, output, float(scale), bool(causal))
-            return run(query, key, value, output, float(scale), bool(causal))
-        return launch(query, key, value, scale, causal, output)
+                    return hopper_attention.launch(
+                        query, key, value, output, float(scale), bool(causal)
+                    )
+            return hopper_attention.launch(query, key, value, output, float(scale), bool(causal))
+        result = launch(*args)
+        if fitting:  # the Gluon kernel's compile starts once this call's own (and its
+            # tuning: compiles in worker processes) is done, rather than compete with it
+            _compiled(query, key, value, output, bool(causal), start=True)
+        return result
 
     return attention
+
+
+def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:
+    """Whether a traced call of ``kernel`` with ``args`` keeps the generic operator under
+    ``torch.compile``, rather than hand Inductor the NineToothed kernel: when the graph
+    runs, the operator's launch (:func:`substitute`) may take the Gluon kernel.  The
+    traced tensors have no addresses yet: everything :func:`fits` checks but those,
+    on the sizes' example values (``hint``: no guard, no recompile; a call that does
+    not fit when the graph runs takes the NineToothed kernel through the operator)."""
+    if len(args) != 6 or not _routed(kernel):
+        return False
+    query, key, value, scale, _, output = args
+    if not isinstance(scale, (int, float)) or not 0 < scale < math.inf:
+        return False
+    return _layout_fits(query, key, value, output, hint)
+
+
+def _routed(kernel: Any) -> bool:
+    """Whether ``kernel`` is the library's attention forward at heads of 128 and the
+    Gluon kernel may run here (the knob, the installed Triton)."""
+    if not _attention_forward(getattr(kernel, "source_path", None)):
+        return False
+    from nt_triton import hopper_attention, knobs
+
+    return bool(knobs.hopper_attention() and hopper_attention.available())
+
+
+def _compiled(query: Any, key: Any, value: Any, output: Any, causal: bool, start: bool) -> bool:
+    """Whether the Gluon kernel is compiled for this call (its device, data type and
+    mask) and may launch now.  A fitting call that finds it not compiled takes the
+    NineToothed kernel, which the op made anyway, then calls this with ``start`` to
+    start the compile in the background (a no-op once started); the calls until it
+    ends take the NineToothed kernel too.  A first call on cold caches would
+    otherwise pay both compiles.  Under ``torch.use_deterministic_algorithms`` the
+    first call compiles and waits instead, so that every call of a shape takes the
+    same kernel.  The call made with ``start`` launches nothing: it never counts as
+    the launch that loads the kernel onto the GPU (``may_load``)."""
+    from nt_triton import hopper_attention
+
+    wait = _wait()
+    return hopper_attention.ready(
+        query,
+        key,
+        value,
+        output,
+        causal,
+        start=start or wait,
+        wait=wait,
+        may_load=not start and not _capturing(query),
+    )
+
+
+def _capturing(tensor: Any) -> bool:
+    """Whether a CUDA graph is being captured on ``tensor``'s device's current stream."""
+    return bool(tensor.device.type == "cuda" and torch.cuda.is_current_stream_capturing())
+
+
+def _wait() -> bool:
+    """Whether a call waits for the Gluon kernel's compile rather than take the
+    NineToothed kernel meanwhile."""
+    return bool(torch.are_deterministic_algorithms_enabled())
 
 
 def _attention_forward(source_path: str | None) -> bool:
@@ -88,23 +159,44 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
     tensors = (query, key, value, output)
     if not all(type(t) is torch.Tensor for t in tensors):  # subclasses (fakes, wrappers): no
         return False
+    if not _layout_fits(query, key, value, output, int):
+        return False
+    return all(t.data_ptr() % 16 == 0 for t in tensors)
+
+
+def _layout_fits(
+    query: Any, key: Any, value: Any, output: Any, number: Callable[[Any], int]
+) -> bool:
+    """:func:`fits` but for the addresses, on the sizes and strides as ``number`` reads them."""
+    tensors = (query, key, value, output)
     dtype = query.dtype
     if dtype not in _DTYPES or any(t.dtype != dtype for t in tensors):
         return False
     if not on_hopper(query) or any(t.device != query.device for t in tensors):
         return False
-    batch, heads, l_q, head = query.shape
-    if head != 128 or key.shape[3] != 128 or l_q == 0 or key.shape[2] == 0:
+    batch, heads, l_q, head = (number(size) for size in query.shape)
+    l_k = number(key.shape[2])
+    if head != 128 or number(key.shape[3]) != 128 or l_q == 0 or l_k == 0:
         return False
-    if batch * heads * l_q * key.shape[2] * head < WORK_FLOOR:
-        return False
-    if batch * heads == 0 or not output.is_contiguous():
+    if batch * heads == 0 or batch * heads * l_q * l_k * head < WORK_FLOOR:
         return False
     for t in (query, key, value):
-        strides = t.stride()
-        if strides[3] != 1 or t.data_ptr() % 16 or any(s % 8 for s in strides[:3]):
+        strides = [number(stride) for stride in t.stride()]
+        if strides[3] != 1 or any(s % 8 for s in strides[:3]):
             return False  # 8 elements of 2 bytes: 16-byte strides
-    return bool(output.data_ptr() % 16 == 0)
+    sizes = [number(size) for size in output.shape]
+    return _contiguous(sizes, [number(stride) for stride in output.stride()])
+
+
+def _contiguous(sizes: list[int], strides: list[int]) -> bool:
+    """``is_contiguous`` of a tensor of ``sizes`` and ``strides`` (of a non-empty one: a
+    dimension of one element may have any stride)."""
+    step = 1
+    for size, stride in zip(reversed(sizes), reversed(strides), strict=True):
+        if size != 1 and stride != step:
+            return False
+        step *= size
+    return True
 
 
 def on_hopper(tensor: Any) -> bool:

@@ -47,9 +47,10 @@ def scaled_dot_product_attention(
     defaults to ``1 / sqrt(D)``.  Float16, bfloat16 or float32, all the same;
     any strides; float32 products as the framework's setting says (see ``mm``).
     With PyTorch on a Hopper GPU, long calls at heads of 128 in float16 or
-    bfloat16 run a warp-specialised kernel written in Gluon instead
-    (``nt_triton.hopper_attention``; ``NINETOOTHED_HOPPER_ATTENTION=off`` keeps
-    this one).
+    bfloat16 run a warp-specialised kernel written in Gluon instead, eagerly
+    and under ``torch.compile``, once it has compiled in the background (the
+    calls before take this one; ``nt_triton.hopper_attention``;
+    ``NINETOOTHED_HOPPER_ATTENTION=off`` keeps this one).
     """
     found, scale, shape = _sdpa(framework, query, key, value, is_causal, scale, enable_gqa)
     if shape[2] <= FEW_QUERIES and not is_causal:
