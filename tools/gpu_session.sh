@@ -20,8 +20,9 @@
 # then the ops' memo tests and per-call host cost (benchmarks/ops_host.py).
 # NT_STEPS=first: the first call of mm and sdpa on cold caches (benchmarks/first_call.py).
 # NT_STEPS=hopper: attention's Gluon kernel on Hopper (nt_triton.hopper_attention): its
-# tests, the prefill shapes against torch and the NineToothed kernel (5 rounds), and the
-# causal first call with the Gluon kernel and without (NINETOOTHED_HOPPER_ATTENTION=off).
+# tests (and torch.compile's on the GPU), the prefill shapes against torch and the
+# NineToothed kernel, eager and compiled (5 rounds), and the causal first call with the
+# Gluon kernel and without (NINETOOTHED_HOPPER_ATTENTION=off).
 #
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
 # dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
@@ -177,9 +178,9 @@ if [[ $STEPS == *" hopper "* ]]; then
 echo "=== attention's Gluon kernel on Hopper (issue 27)"
 NT_TEST_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 10 240 python3 -m pytest -q \
     -p no:cacheprovider -n 4 tests/library/test_hopper_attention.py tests/library/test_attention.py \
-    2>&1 | tee "$LOGS/hopper-tests.log" | tail -3
-timeout -k 10 240 python3 benchmarks/hopper.py --sections prefill --rounds 5 --out "$LOGS" \
-    2>&1 | tee "$LOGS/hopper-prefill.log" | tail -30
+    tests/test_compiled_inductor_gpu.py 2>&1 | tee "$LOGS/hopper-tests.log" | tail -3
+timeout -k 10 300 python3 benchmarks/hopper.py --sections prefill --rounds 5 --out "$LOGS" \
+    2>&1 | tee "$LOGS/hopper-prefill.log" | tail -40
 for knob in on off; do
     timeout -k 10 150 python3 benchmarks/first_call.py --rounds 2 --cases sdpa-causal \
         --env "NINETOOTHED_HOPPER_ATTENTION=$knob" 2>&1 | tee -a "$LOGS/hopper-first.log" | head -1
