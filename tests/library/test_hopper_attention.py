@@ -358,6 +358,7 @@ GPU_CASES = [
     (1, 2, 129, 1100, None, True),
     (1, 2, 17, 17, None, True),
     (3, 2, 256, 256, 1, True),
+    (1, 2, 4200, 4200, 1, True),  # over PERSISTENT_CAUSAL_BLOCKS: a program per tile
 ]
 
 
@@ -393,16 +394,18 @@ def test_gluon_kernel_of_strided_inputs(gluon_launches):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
+@pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("processors", [1, 3, 7])
-def test_persistent_programs_of_several_tiles(processors):
+def test_persistent_programs_of_several_tiles(processors, causal):
     """Fewer programs than tiles: each loops over several tiles (of several heads and
-    batches, ragged), carrying the ring and the turn across them."""
+    batches, ragged; causal ones of several lengths), carrying the ring and the turn
+    across them."""
     if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
         pytest.skip("needs a Hopper GPU and Gluon")
     q, k, v = _qkv(2, 3, 300, 333, h_kv=1)
     output = torch.full_like(q, float("nan"))
-    hopper_attention.launch(q, k, v, output, 1 / np.sqrt(128), False, processors)
-    _close(output, _expected(q, k, v, False))
+    hopper_attention.launch(q, k, v, output, 1 / np.sqrt(128), causal, processors)
+    _close(output, _expected(q, k, v, causal))
 
 
 @pytest.mark.gpu
@@ -445,3 +448,13 @@ def test_compiled_attention_takes_the_gluon_kernel(gluon_launches, mode):
         _close(result / 2, _expected(q, k, v, True))
     assert len(gluon_launches) >= 2  # the warm-up runs launch; a CUDA graph's replays do not
     torch._dynamo.reset()
+
+
+def test_causal_tiles_run_persistent_up_to_a_head_length():
+    """Persistent programs, except causal heads longer than PERSISTENT_CAUSAL_BLOCKS."""
+    cap = hopper_attention.PERSISTENT_CAUSAL_BLOCKS
+    assert hopper_attention._programs(1000, 8, True, 132) == 132
+    assert hopper_attention._programs(2000, cap, True, 132) == 132
+    assert hopper_attention._programs(2000, cap + 1, True, 132) == 2000
+    assert hopper_attention._programs(2000, cap + 1, False, 132) == 132
+    assert hopper_attention._programs(5, 5, True, 132) == 5

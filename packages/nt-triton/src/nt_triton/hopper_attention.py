@@ -11,10 +11,13 @@ written with them, hand-written rather than generated: the library routes to
 it where it is known to be faster (:func:`fits`), and its NineToothed kernel
 stays the reference and the path everywhere else.
 
-A tile is ``2 * HALF`` query rows of one (batch, head); tiles run head by head.
-Without a causal mask, one program per multiprocessor loops over tiles
-(persistent: a tile's query copy and output overlap its neighbours' products);
-with one, a program per tile, the longest first within a head.  In a program:
+A tile is ``2 * HALF`` query rows of one (batch, head); tiles run head by head
+(with a causal mask, the longest first within a head).  One program per
+multiprocessor loops over the tiles, taking every so many in turn
+(persistent: a tile's query copy and output overlap its neighbours'
+products; with a causal mask and short heads, every other round in reverse);
+with a causal mask and long heads, one program per tile (:func:`_programs`).
+In a program:
 
 - a producer warp copies each tile's query block, then its blocks of keys and
   values into a ring of ``STAGES`` shared buffers (4-D tensor descriptors over
@@ -65,6 +68,23 @@ STAGES = 3
 BLOCK_KEYS = 128
 """Keys per block."""
 
+PERSISTENT_CAUSAL_BLOCKS = 32
+"""The most query blocks per head (4096 queries) at which causal tiles run persistent.
+On an H100 (7 interleaved rounds, the kernel alone, torch time / this; persistent
+against a program per tile): (2, 16, 4096) 1.021 against 0.956, (4, 32, 1024) 0.900
+against 0.797, (8, 16, 2048) 0.940 against 0.872, (4, 48, 512) 0.812 against 0.708
+(the last three with ``SNAKE_BLOCKS``); but (1, 32, 8192) 0.972 against 0.978,
+(1, 16, 16384) 0.760 against 1.098 and (1, 32, 32768) 0.914 against 1.033: programs
+that drift apart spread over more heads than L2 holds, where a program per tile
+keeps them on one."""
+
+SNAKE_BLOCKS = 16
+"""The most query blocks per head at which a persistent causal program takes every
+other round of tiles in reverse (``_tile``): with short heads, a round's tiles span
+several heads of falling lengths, and reversing balances the programs' work (the
+figures above at 1024, 2048 and 512 queries); at 4096 queries (one head of 32 tiles
+per round of 132) it measured 0.947 against 1.021 without it."""
+
 _CONSUMER_REGISTERS = 240
 _MAX_REGISTERS = 168  # 12 warps (2 consumer groups, the producer's group): 65,536 / 384
 
@@ -80,14 +100,21 @@ def available() -> bool:
 
 if gluon is not None:
     HALF = gl.constexpr(64)
+    _SNAKE_BLOCKS = gl.constexpr(SNAKE_BLOCKS)
     # A TMA copy into shared memory: Triton 3.9 renamed it.
     _copy_in = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 
     @gluon.jit
-    def _tile(tile, m_blocks, H, H_kv, L_k, block_n: gl.constexpr, causal: gl.constexpr):
+    def _tile(tile, num_tiles, m_blocks, H, H_kv, L_k, block_n: gl.constexpr, causal: gl.constexpr):
         """Tile ``tile``'s batch, head, key/value head, first row, key blocks and whole
         (unmasked) key blocks.  Tiles run head by head (its key blocks stay in L2); causal
         tiles longest first within a head."""
+        if causal:
+            if m_blocks <= _SNAKE_BLOCKS:  # odd whole rounds in reverse: balances lengths
+                programs = gl.num_programs(0)
+                lap = tile // programs
+                flip = (lap % 2 == 1) & ((lap + 1) * programs <= num_tiles)
+                tile = gl.where(flip, lap * programs + programs - 1 - tile % programs, tile)
         bh = tile // m_blocks
         rank = tile % m_blocks
         b = bh // H
@@ -115,7 +142,7 @@ if gluon is not None:
         t = 0
         for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
             b, h, h_kv, row0, n_blocks, n_full = _tile(
-                tile, m_blocks, H, H_kv, L_k, block_n, causal
+                tile, num_tiles, m_blocks, H, H_kv, L_k, block_n, causal
             )
             for c in gl.static_range(2):
                 mbarrier.wait(q_empty.index(c), (t & 1) ^ 1)
@@ -171,7 +198,7 @@ if gluon is not None:
         t = 0
         for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
             b, h, h_kv, row0, n_blocks, n_full = _tile(
-                tile, m_blocks, H, H_kv, L_k, block_n, causal
+                tile, num_tiles, m_blocks, H, H_kv, L_k, block_n, causal
             )
             rows0 = row0 + c * HALF
             acc = gl.zeros([HALF, head], gl.float32, o_layout)
@@ -340,10 +367,9 @@ def launch(
     arguments: float16 or bfloat16 alike, a contiguous last dimension, 16-byte
     aligned pointers and strides, non-empty lengths, H_kv dividing H.
 
-    Without a causal mask, ``processors`` programs (by default one per
-    multiprocessor of the current device, as for any persistent kernel) loop over
-    the tiles (persistent: a tile's query copy and output overlap its neighbours'
-    work); with one, one program per tile.  A launch of a data type and mask not
+    ``processors`` programs (by default one per multiprocessor of the current
+    device, as for any persistent kernel) loop over the tiles (persistent: a tile's
+    query copy and output overlap its neighbours' work).  A launch of a data type and mask not
     compiled yet compiles first (seconds): :func:`ready` compiles in the background."""
     from nt_triton import _persistent_grid
 
@@ -420,12 +446,21 @@ def _arguments(
     q_desc = descriptor(query, int(HALF))
     k_desc = descriptor(key, BLOCK_KEYS)
     v_desc = descriptor(value, BLOCK_KEYS)
-    programs = tiles if causal else min(tiles, processors)
+    programs = _programs(tiles, m_blocks, causal, processors)
     arguments = (
         q_desc, k_desc, v_desc, output, tiles, m_blocks, l_q, l_k, heads, heads_kv,
         scale * math.log2(math.e), bool(causal), STAGES, _CONSUMER_REGISTERS,
     )  # fmt: skip
     return (programs,), arguments
+
+
+def _programs(tiles: int, m_blocks: int, causal: bool, processors: int) -> int:
+    """How many programs take the tiles: ``processors`` (persistent), except for causal
+    heads longer than ``PERSISTENT_CAUSAL_BLOCKS`` query blocks, where one program per
+    tile keeps the programs on the same head (its keys and values in L2)."""
+    if causal and m_blocks > PERSISTENT_CAUSAL_BLOCKS:
+        return tiles
+    return min(tiles, processors)
 
 
 def _sizes(query: Any, key: Any) -> tuple[int, int, int, int, int, int]:
