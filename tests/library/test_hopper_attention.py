@@ -307,6 +307,8 @@ def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
     assert hopper.fits(q, transposed, v, out)  # any 16-byte strides
     assert not hopper.fits(q, k.transpose(2, 3).contiguous().transpose(2, 3), v, out)
     assert not hopper.fits(q, k, v, out.transpose(2, 3))
+    broadcast = k[:, :1].expand(-1, 2, -1, -1)  # a key head shared by stride 0
+    assert not hopper.fits(q, broadcast, v, out)
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: False)
     assert not hopper.fits(q, k, v, out)
 

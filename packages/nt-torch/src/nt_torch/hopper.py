@@ -98,15 +98,17 @@ def _routed(kernel: Any) -> bool:
 
 
 def _compiled(query: Any, key: Any, value: Any, output: Any, causal: bool, start: bool) -> bool:
-    """Whether the Gluon kernel is compiled for this call (its device, data type and
-    mask) and may launch now.  A fitting call that finds it not compiled takes the
-    NineToothed kernel, which the op made anyway, then calls this with ``start`` to
-    start the compile in the background (a no-op once started); the calls until it
-    ends take the NineToothed kernel too.  A first call on cold caches would
-    otherwise pay both compiles.  Under ``torch.use_deterministic_algorithms`` the
-    first call compiles and waits instead, so that every call of a shape takes the
-    same kernel.  The call made with ``start`` launches nothing: it never counts as
-    the launch that loads the kernel onto the GPU (``may_load``)."""
+    """Whether the Gluon kernel is compiled for this call (its device, data type, mask
+    and sizes as Triton specialises them) and may launch now.
+
+    A fitting call that finds it not compiled takes the NineToothed kernel, which
+    the op made anyway, then calls this with ``start`` to start the compile in the
+    background (a no-op once started); the calls until it ends take the
+    NineToothed kernel too.  A first call on cold caches would otherwise pay both
+    compiles.  Under ``torch.use_deterministic_algorithms`` the first call
+    compiles and waits instead, so that every call of a shape takes the same
+    kernel.  The call made with ``start`` launches nothing: it never counts as the
+    launch that loads the kernel onto the GPU (``may_load``)."""
     from nt_triton import hopper_attention
 
     wait = _wait()
@@ -182,8 +184,8 @@ def _layout_fits(
         return False
     for t in (query, key, value):
         strides = [number(stride) for stride in t.stride()]
-        if strides[3] != 1 or any(s % 8 for s in strides[:3]):
-            return False  # 8 elements of 2 bytes: 16-byte strides
+        if strides[3] != 1 or any(s % 8 or s <= 0 for s in strides[:3]):
+            return False  # 8 elements of 2 bytes: 16-byte strides; TMA takes no broadcast
     sizes = [number(size) for size in output.shape]
     return _contiguous(sizes, [number(stride) for stride in output.stride()])
 
