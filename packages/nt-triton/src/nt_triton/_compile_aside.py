@@ -59,11 +59,11 @@ class Aside:
         The first time a key is asked for, start ``compile`` (Triton's warmup of the
         kernel for a call of that specialisation on its device, and anything else to
         do ahead) in a thread, and answer False (``start`` False: answer False and
-        start nothing).  Later: False while it
-        compiles (or, with ``wait``, once it has), True once it has compiled, except
-        that a launch that would load the binary is refused where the caller cannot
-        load one (``may_load`` False: a stream is being captured).  A compile that
-        failed answers False for good, with a warning the first time."""
+        start nothing).  Later: False while it compiles (or, with ``wait``, once it
+        has), True once it has compiled, except that a launch that would load the
+        binary is refused where the caller cannot load one (``may_load`` False: a
+        stream is being captured).  A compile that failed answers False for good,
+        with a warning the first time (from one caller, if several ask at once)."""
         with self._lock:
             state = self._states.get(key)
             if state is None:
@@ -76,8 +76,11 @@ class Aside:
             state.join()
             state = self._states[key]
         if isinstance(state, BaseException):
-            with self._lock:
+            with self._lock:  # the caller that marks it failed is the one that warns
+                first = self._states[key] is state
                 self._states[key] = _FAILED
+            if not first:
+                return False
             warnings.warn(
                 f"{self.name} failed to compile ({type(state).__name__}: {state}); "
                 "its calls take the generated kernel",
@@ -98,11 +101,6 @@ class Aside:
         for state in list(self._states.values()):
             if isinstance(state, threading.Thread):
                 state.join()
-
-    def forget(self) -> None:
-        """Forget every specialisation (tests; the next call compiles again)."""
-        self.settle()
-        self._states.clear()
 
     def _start(self, key: Hashable, compile: Callable[[], Any]) -> threading.Thread:
         def run() -> None:
