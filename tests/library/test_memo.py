@@ -9,11 +9,13 @@ with its errors, and that a planned call computes the same as the full path.
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 from support.library import assert_close, attention, f64, random
@@ -377,3 +379,21 @@ def test_the_memo_can_be_switched_off(monkeypatch, setting):
         result, _flat = memo((np.arange(6.0).reshape(2, 3),), {})
         assert (result == 2 * np.arange(6.0).reshape(2, 3)).all()
     assert len(calls) == (2 if setting == "on" else 4)
+
+
+def test_a_dtype_argument_is_keyed_by_value(framework, ops, described):
+    """``scaled_mm``'s ``out_dtype`` given as the framework's dtype (not its name) still
+    finds the call's plan: before, every such call took the op's full path."""
+    native = importlib.import_module({"jax": "jax.numpy"}.get(framework.name, framework.name))
+    a, b = (framework.from_numpy(random(shape, "float32").astype(ml_dtypes.float8_e4m3fn))
+            for shape in ((8, 16), (16, 8)))  # fmt: skip
+    scale = framework.from_numpy(np.ones((1,), np.float32))
+    for name in ("bfloat16", "float16"):  # each its own key, and its own output type
+        dtype = getattr(native, name)
+
+        def call(dtype: Any = dtype) -> Any:
+            return ops.scaled_mm(a, b, scale, scale, out_dtype=dtype)
+
+        counts = _thrice(call, described)
+        assert counts[0] > 0 and counts[2] == 0, (name, counts)
+        assert call().dtype == dtype

@@ -54,6 +54,10 @@ class JaxFramework:
 
     needs_grad = staticmethod(autodiff.needs_grad)
 
+    keyed_values = (type(jnp.float16),)
+    """Arguments the ops' memo keys by value besides plain scalars (``out_dtype`` given
+    as ``jnp.float16``: a class)."""
+
     def signature(self, value: Any) -> Any:
         """What the ops' decisions read of a concrete array (its type and description
         but the pointer), as one hashable value; None for a tracer or anything else,

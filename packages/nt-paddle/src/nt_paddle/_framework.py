@@ -57,6 +57,9 @@ class PaddleFramework(InPlace):
         """Static graph mode (``paddle.jit.to_static``): the ops' memo stands aside."""
         return not paddle.in_dynamic_mode()
 
+    keyed_values = (type(paddle.float16),)
+    """Arguments the ops' memo keys by value besides plain scalars (``out_dtype``)."""
+
     def signature(self, value: Any) -> Any:
         """What the ops' decisions read of a tensor (its type and description but the
         pointer), as one hashable value; None for anything else."""

@@ -95,6 +95,9 @@ class TorchFramework(InPlace):
     tracing = staticmethod(traced)
     """Dynamo or a ``torch.func`` transform at work: the ops' memo stands aside."""
 
+    keyed_values = (torch.dtype,)
+    """Arguments the ops' memo keys by value besides plain scalars (``out_dtype``)."""
+
     signature_reads = ("{}.shape", "{}.stride()", "{}.dtype", "{}.device")
     """:meth:`signature`'s reads of one tensor, ``{}`` standing for it: the ops' memo
     writes them inline into its key functions (the type is checked apart)."""

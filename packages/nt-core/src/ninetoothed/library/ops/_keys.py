@@ -55,14 +55,16 @@ def keyer(
     reads: Sequence[str] | None,
     tables: tuple[dict[Hashable, Any], dict[Hashable, Any]],
     settings: Sequence[Any],
+    scalars: tuple[type, ...] = SCALARS,
 ) -> Keyers | None:
     """The key and find functions of this call's form, or None when the form has an
-    argument that is neither a tensor (``signature`` is not None) nor a plain scalar.
+    argument that is neither a tensor (``signature`` is not None) nor of a type keyed by
+    value (``scalars``: plain scalars, and the framework's dtypes).
     ``tables``: the memo's entries and their guards, by key."""
     values = [*args, *kwargs.values()]
     names = [f"a{i}" for i in range(len(args))] + [f"k{i}" for i in range(len(kwargs))]
     tensors = [signature(value) is not None for value in values]
-    if not all(t or type(v) in SCALARS for t, v in zip(tensors, values)):
+    if not all(t or type(v) in scalars for t, v in zip(tensors, values)):
         return None
     namespace: dict[str, Any] = {
         "signature": signature, "form": object(), "plans": tables[0], "guards": tables[1],

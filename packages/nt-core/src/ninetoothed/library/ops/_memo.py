@@ -78,6 +78,9 @@ class Memo:
         tracing = getattr(framework, "tracing", _never) if keyed else _always
         self._tracing: Callable[[], bool] = tracing
         self._reads: tuple[str, ...] | None = getattr(framework, "signature_reads", None)
+        # Values keyed as they are: plain scalars, and the framework's dtypes (an op's
+        # ``out_dtype``), which compare and hash by value.
+        self._scalars = SCALARS + tuple(getattr(framework, "keyed_values", ()))
         self._guard: Callable[[list[Any]], Any] | None = getattr(framework, "signature_guard", None)
         # An op whose kernel follows the framework's float32 product setting keys on it.
         reads = getattr(operation, "reads_float32_products", False)
@@ -159,7 +162,10 @@ class Memo:
             else:
                 assert self._signature is not None
                 tables = (self._plans, self._guards)
-                found = keyer(args, kwargs, self._signature, self._reads, tables, self._settings)
+                found = keyer(
+                    args, kwargs, self._signature, self._reads, tables, self._settings,
+                    self._scalars,
+                )  # fmt: skip
                 if len(self._keyers) >= LIMIT:
                     self._keyers.clear()
                 self._keyers[form] = found
@@ -192,7 +198,7 @@ class Memo:
             identities.append(id(value))
             return signature
         kind = type(value)
-        if kind in SCALARS:  # a float by its hex form: -0.0 is not 0.0, NaN equals itself
+        if kind in self._scalars:  # a float by its hex form: -0.0 is not 0.0, NaN equals itself
             return (kind, value.hex() if kind is float else value)
         if kind is tuple or kind is list:
             return (kind, tuple(self._part(item, identities) for item in value))

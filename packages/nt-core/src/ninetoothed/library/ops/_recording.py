@@ -54,7 +54,9 @@ class Recorder:
         self._lines: list[str] = []
         self._constants: dict[str, Any] = {}
         self._repeatable = True
-        for path, value in _tensors(args, kwargs):
+        # Values the memo keys by value (the framework's dtypes): constants of the plan.
+        self._keyed: tuple[type, ...] = tuple(getattr(framework, "keyed_values", ()))
+        for path, value in _tensors(args, kwargs, self._keyed):
             if id(value) not in self._references:
                 self._note(value, path)
                 self._inputs[id(value)] = path
@@ -153,7 +155,8 @@ class Recorder:
             return f"({''.join(f'{self._encode(item)}, ' for item in value)})"
         if kind is list:
             return f"[{', '.join(self._encode(item) for item in value)}]"
-        if not (isinstance(value, float) or callable(value)):  # a kernel is callable
+        # A kernel is callable; a keyed value is part of the memo's key.
+        if not (isinstance(value, (float, *self._keyed)) or callable(value)):
             self._repeatable = False  # a tensor the op made or got some other way
         return self._constant(value)
 
@@ -164,16 +167,18 @@ class Recorder:
         return name
 
 
-def _tensors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Each argument that is not a plain value, with its path (``args[0]``,
-    ``kwargs['weight']``, ``args[2][1]``)."""
+def _tensors(
+    args: tuple[Any, ...], kwargs: dict[str, Any], keyed: tuple[type, ...] = ()
+) -> list[tuple[str, Any]]:
+    """Each argument that is not a plain value nor of a type in ``keyed``, with its path
+    (``args[0]``, ``kwargs['weight']``, ``args[2][1]``)."""
     found: list[tuple[str, Any]] = []
 
     def visit(value: Any, path: str) -> None:
         if isinstance(value, (tuple, list)):
             for index, item in enumerate(value):
                 visit(item, f"{path}[{index}]")
-        elif not isinstance(value, (*_LITERALS, float)):
+        elif not isinstance(value, (*_LITERALS, float, *keyed)):
             found.append((path, value))
 
     for index, value in enumerate(args):

@@ -25,7 +25,10 @@ allocating what ``empty`` would) and an :class:`InPlace` framework's
 ``float32_products()``, says how the framework computes float32 matrix
 products (``"tf32"`` or ``"ieee"``): the ops that multiply matrices follow it
 (:mod:`~ninetoothed.library.ops._precision`); without it they keep Triton's
-default, TF32.
+default, TF32.  And ``keyed_values``, a tuple of types besides plain scalars
+that the memo may key calls by as they are (values that hash and compare by
+what they mean: the framework's dtypes, an op's ``out_dtype``); a call with
+an argument of any other type takes the op's full path.
 """
 
 from __future__ import annotations
