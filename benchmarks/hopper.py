@@ -23,7 +23,8 @@ Sections, float16 random inputs (``fp8``: float8), in this order:
   each fused backend (one that refuses grouped heads shows its error).
 - ``fp8``: ``scaled_mm`` at 4096^3 and 8192^3, tensor-wise and row-wise
   scales, bfloat16 out, against ``torch._scaled_mm`` (cuBLASLt), with both
-  sides' float32 sums (the default) and with both sides' ``use_fast_accum``.
+  sides' float32 sums (the default; ours on Hopper: the Gluon kernel,
+  ``nt_triton.hopper_scaled_mm``) and with both sides' ``use_fast_accum``.
 - ``configs``: each configuration of the flash-decoding split kernel
   (``flash_decoding.CONFIGS``, the op runs the first) at 4k and 32k keys.
 - ``gemm``: ``mm`` of M = 1, 16, 64 rows through Llama-8B's weights (N, K of
@@ -363,12 +364,13 @@ def _checked_after_background_compiles(
     results: dict[str, Result],
 ) -> None:
     """Check each valid implementation's output again once the kernels its first call
-    compiled in the background are ready: on Hopper, the first calls of attention take
-    the NineToothed kernel while the Gluon kernel compiles, and the rounds time the
-    latter (``nt_triton.hopper_attention.ready``)."""
-    from nt_triton import hopper_attention
+    compiled in the background are ready: on Hopper, the first calls of attention and
+    ``scaled_mm`` take the NineToothed kernel while the Gluon kernel compiles, and the
+    rounds time the latter (``nt_triton.hopper_attention.ready``)."""
+    from nt_triton import hopper_attention, hopper_scaled_mm
 
     hopper_attention.settle()
+    hopper_scaled_mm.settle()
     for name, fn in implementations.items():
         if results[name].valid:
             again = first_call(fn, inputs, expected, case.tolerance, clock, name)

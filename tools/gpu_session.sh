@@ -19,10 +19,11 @@
 # NT_STEPS="compiled host": torch.compile's GPU tests and benchmarks/compiled.py's floors,
 # then the ops' memo tests and per-call host cost (benchmarks/ops_host.py).
 # NT_STEPS=first: the first call of mm and sdpa on cold caches (benchmarks/first_call.py).
-# NT_STEPS=hopper: attention's Gluon kernel on Hopper (nt_triton.hopper_attention): its
-# tests (and torch.compile's on the GPU), the prefill shapes against torch and the
-# NineToothed kernel, eager and compiled (5 rounds), and the causal first call with the
-# Gluon kernel and without (NINETOOTHED_HOPPER_ATTENTION=off).
+# NT_STEPS=hopper: the Gluon kernels on Hopper (nt_triton.hopper_attention,
+# hopper_scaled_mm): their tests (and torch.compile's on the GPU), the prefill shapes
+# against torch and the NineToothed kernel, eager and compiled (5 rounds), scaled_mm
+# against torch._scaled_mm (7 rounds), and the causal first call with the Gluon kernel
+# and without (NINETOOTHED_HOPPER_ATTENTION=off).
 #
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
 # dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
@@ -175,17 +176,20 @@ timeout -k 10 "${NT_FIRST_SECONDS:-300}" python3 benchmarks/first_call.py --roun
 fi
 
 if [[ $STEPS == *" hopper "* ]]; then
-echo "=== attention's Gluon kernel on Hopper (issue 27)"
+echo "=== the Gluon kernels on Hopper (issue 27)"
 # test_attention.py alone takes about 2 minutes on 8 workers, the compiled tests 2.5
 # (one of them 2 minutes): in one pytest run of 240 s the summary never came.
 NT_TEST_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 10 150 python3 -m pytest -q -rf \
     -p no:cacheprovider -n 4 tests/library/test_hopper_attention.py \
+    tests/library/test_hopper_scaled_mm.py tests/library/test_scaled_mm.py \
     2>&1 | tee "$LOGS/hopper-tests.log" | tail -3
 NT_TEST_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 10 200 python3 -m pytest -q -rf \
     -p no:cacheprovider -n 8 tests/library/test_attention.py tests/test_compiled_inductor_gpu.py \
     2>&1 | tee "$LOGS/hopper-attention-tests.log" | tail -3
 timeout -k 10 300 python3 benchmarks/hopper.py --sections prefill --rounds 5 --out "$LOGS" \
     2>&1 | tee "$LOGS/hopper-prefill.log" | tail -40
+timeout -k 10 150 python3 benchmarks/hopper.py --sections fp8 --rounds 7 --out "$LOGS/fp8" \
+    2>&1 | tee "$LOGS/hopper-fp8.log" | tail -20
 for knob in on off; do
     timeout -k 10 150 python3 benchmarks/first_call.py --rounds 2 --cases sdpa-causal \
         --env "NINETOOTHED_HOPPER_ATTENTION=$knob" 2>&1 | tee -a "$LOGS/hopper-first.log" | head -1

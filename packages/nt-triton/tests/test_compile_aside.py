@@ -69,3 +69,31 @@ def test_a_failed_compile_warns_once_and_stays_refused() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a second warning would raise
         assert not aside.ready("a", compile, wait=True)
+
+
+def test_the_compiled_kernel_is_handed_out_once_a_launch_may_go_ahead() -> None:
+    """``compiled`` gives what the compile returned (Triton's compiled kernel, launched
+    directly), but only once ``ready`` let a launch of its key go ahead: never before
+    the compile ends, nor while it would be the first load during a capture."""
+    aside = Aside("kernel")
+    kernel = object()
+    started, release, compile = _held()
+    assert not aside.ready("a", lambda: (compile(), kernel)[1])
+    assert aside.compiled("a") is None  # compiling
+    release.set()
+    aside.settle()
+    assert aside.compiled("a") is None  # compiled, not yet let through
+    assert not aside.ready("a", compile, may_load=False)
+    assert aside.compiled("a") is None
+    assert aside.ready("a", compile)
+    assert aside.compiled("a") is kernel
+    assert aside.compiled("b") is None
+    assert not aside.ready("c", _failing, wait=False)
+    aside.settle()
+    with pytest.warns(RuntimeWarning):
+        assert not aside.ready("c", _failing)
+    assert aside.compiled("c") is None
+
+
+def _failing() -> None:
+    raise RuntimeError("no")

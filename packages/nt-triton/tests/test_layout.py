@@ -23,6 +23,7 @@ PUBLIC = {
     "nt_triton.description",
     "nt_triton.emitted",
     "nt_triton.hopper_attention",
+    "nt_triton.hopper_scaled_mm",
     "nt_triton.aot",
     "nt_triton.cache",
     "nt_triton.tuner",

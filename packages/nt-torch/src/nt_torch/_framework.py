@@ -10,7 +10,7 @@ import torch
 
 from ninetoothed.library.ops import InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_torch import autograd, hopper
+from nt_torch import autograd, hand_written
 from nt_torch.adapter import TorchAdapter
 from nt_torch.tracing import traced
 
@@ -74,16 +74,17 @@ class TorchFramework(InPlace):
         requiring grad, a newer plan of the kernel's), its hot function the rest."""
         fast = getattr(kernel, "fast_path", None)
         if fast is None:
-            return hopper.substitute(kernel, kernel)
+            return hand_written.substitute(kernel, kernel)
         miss = lambda args, kwargs: fast.miss(args, kwargs)  # noqa: E731 - read per miss
         pinned = getattr(fast, "pinned", None)
-        return hopper.substitute(kernel, fast.hot(miss) if pinned is None else pinned(miss))
+        return hand_written.substitute(kernel, fast.hot(miss) if pinned is None else pinned(miss))
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
-        """Call ``kernel`` (on Hopper, attention's forward may take the Gluon kernel:
-        :mod:`nt_torch.hopper`); the outputs are the arguments at ``outputs``."""
+        """Call ``kernel`` (on Hopper, attention's forward and ``scaled_mm`` may take a
+        Gluon kernel: :mod:`nt_torch.hand_written`); the outputs are the arguments at
+        ``outputs``."""
         return super().run(
-            kernel if traced() else hopper.substitute(kernel, kernel), arguments, outputs
+            kernel if traced() else hand_written.substitute(kernel, kernel), arguments, outputs
         )
 
     def reshape(self, tensor: Any, shape: Sequence[int]) -> Any:

@@ -1,4 +1,6 @@
-"""Where the library's attention forward runs the Gluon kernel for Hopper GPUs.
+"""Where the library's attention forward runs the Gluon kernel for Hopper GPUs, and the
+rule every Gluon route follows (:func:`route`; ``scaled_mm``'s is
+:mod:`nt_torch.hopper_fp8`, and :mod:`nt_torch.hand_written` tries them in turn).
 
 The library's ``scaled_dot_product_attention`` runs its NineToothed kernel
 through :meth:`TorchFramework.run` (a first call) or the launch a memo's plan
@@ -26,7 +28,15 @@ from typing import Any
 
 import torch
 
-__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "on_hopper", "substitute"]
+__all__ = [
+    "WORK_FLOOR",
+    "contiguous",
+    "fits",
+    "keeps_the_operator",
+    "on_hopper",
+    "route",
+    "substitute",
+]
 
 _DTYPES = (torch.float16, torch.bfloat16)
 
@@ -48,28 +58,53 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
         return launch
     from nt_triton import hopper_attention
 
-    def attention(*args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) != 6:  # not the op's call: the kernel checks it
-            return launch(*args, **kwargs)
-        query, key, value, scale, causal, output = args
+    def fitting(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> bool:
         # The kernel takes row maxima of the raw scores: right for a positive scale only.
-        fitting = 0 < scale < math.inf and fits(query, key, value, output)
-        if fitting and _compiled(query, key, value, output, bool(causal), start=False):
-            index = query.device.index
+        return bool(0 < scale < math.inf and fits(query, key, value, output))
+
+    def ready(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any,
+              **keywords: Any) -> bool:  # fmt: skip
+        return hopper_attention.ready(query, key, value, output, bool(causal), **keywords)
+
+    def gluon(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> None:
+        hopper_attention.launch(query, key, value, output, float(scale), bool(causal))
+
+    return route(launch, 6, fitting, ready, gluon)
+
+
+def route(
+    launch: Callable[..., Any],
+    arity: int,
+    fitting: Callable[..., bool],
+    ready: Callable[..., bool],
+    gluon: Callable[..., Any],
+) -> Callable[..., Any]:
+    """A launch of the same ``arity`` positional arguments as ``launch`` that calls
+    ``gluon`` (the Gluon kernel's launch) with them where ``fitting`` says it computes
+    them and ``ready`` (the kernel module's, with :meth:`nt_triton._compile_aside.Aside.
+    ready`'s keywords) that it is compiled, on the first tensor's device; else
+    ``launch``.  A fitting call that finds the Gluon kernel not compiled takes
+    ``launch`` and then starts the compile in the background (:func:`_compiled`);
+    any other call (keywords, another count) takes ``launch``, which checks it."""
+
+    def routed(*args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != arity:  # not the op's call: the kernel checks it
+            return launch(*args, **kwargs)
+        fits_here = fitting(*args)
+        if fits_here and _compiled(ready, args, start=False):
+            index = args[0].device.index
             if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
                 # on the current device: make the tensors' device current, as the adapter does
                 with torch.cuda.device(index):
-                    return hopper_attention.launch(
-                        query, key, value, output, float(scale), bool(causal)
-                    )
-            return hopper_attention.launch(query, key, value, output, float(scale), bool(causal))
+                    return gluon(*args)
+            return gluon(*args)
         result = launch(*args)
-        if fitting:  # the Gluon kernel's compile starts once this call's own (and its
+        if fits_here:  # the Gluon kernel's compile starts once this call's own (and its
             # tuning: compiles in worker processes) is done, rather than compete with it
-            _compiled(query, key, value, output, bool(causal), start=True)
+            _compiled(ready, args, start=True)
         return result
 
-    return attention
+    return routed
 
 
 def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:
@@ -97,9 +132,9 @@ def _routed(kernel: Any) -> bool:
     return bool(knobs.hopper_attention() and hopper_attention.available())
 
 
-def _compiled(query: Any, key: Any, value: Any, output: Any, causal: bool, start: bool) -> bool:
-    """Whether the Gluon kernel is compiled for this call (its device, data type, mask
-    and sizes as Triton specialises them) and may launch now.
+def _compiled(ready: Callable[..., bool], args: tuple[Any, ...], start: bool) -> bool:
+    """Whether the Gluon kernel is compiled for the call of ``args`` (its device, data
+    types and sizes as Triton specialises them: ``ready``'s key) and may launch now.
 
     A fitting call that finds it not compiled takes the NineToothed kernel, which
     the op made anyway, then calls this with ``start`` to start the compile in the
@@ -109,19 +144,9 @@ def _compiled(query: Any, key: Any, value: Any, output: Any, causal: bool, start
     compiles and waits instead, so that every call of a shape takes the same
     kernel.  The call made with ``start`` launches nothing: it never counts as the
     launch that loads the kernel onto the GPU (``may_load``)."""
-    from nt_triton import hopper_attention
-
     wait = _wait()
-    return hopper_attention.ready(
-        query,
-        key,
-        value,
-        output,
-        causal,
-        start=start or wait,
-        wait=wait,
-        may_load=not start and not _capturing(query),
-    )
+    may_load = not start and not _capturing(args[0])
+    return ready(*args, start=start or wait, wait=wait, may_load=may_load)
 
 
 def _capturing(tensor: Any) -> bool:
@@ -187,10 +212,10 @@ def _layout_fits(
         if strides[3] != 1 or any(s % 8 or s <= 0 for s in strides[:3]):
             return False  # 8 elements of 2 bytes: 16-byte strides; TMA takes no broadcast
     sizes = [number(size) for size in output.shape]
-    return _contiguous(sizes, [number(stride) for stride in output.stride()])
+    return contiguous(sizes, [number(stride) for stride in output.stride()])
 
 
-def _contiguous(sizes: list[int], strides: list[int]) -> bool:
+def contiguous(sizes: list[int], strides: list[int]) -> bool:
     """``is_contiguous`` of a tensor of ``sizes`` and ``strides`` (of a non-empty one: a
     dimension of one element may have any stride)."""
     step = 1

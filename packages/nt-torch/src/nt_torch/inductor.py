@@ -35,9 +35,9 @@ graph runs).  :func:`reason` says why, checked in this order: the knob set
 to anything but ``inductor``, a PyTorch without ``wrap_triton``, Triton's
 interpreter, jagged parameters, tensors off the GPU, sizes or scalars known
 only at run time (data-dependent: no hint), ``torch.export`` (which keeps
-custom operators), and the library's attention forward where, on Hopper, the
-operator's launch may take the hand-written Gluon kernel instead
-(:func:`nt_torch.hopper.keeps_the_operator`: faster than the NineToothed
+custom operators), and the library's attention forward and ``scaled_mm`` where,
+on Hopper, the operator's launch may take a hand-written Gluon kernel instead
+(:func:`nt_torch.hand_written.keeps_the_operator`: faster than the NineToothed
 kernel by more than the operator's dispatch costs).  A source Inductor could
 not paste unchanged into its generated module
 (:class:`nt_triton.emitted.NotEmbeddable`) keeps the generic operator too, with
@@ -57,7 +57,7 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.runtime.adapter import cuda_index
 from ninetoothed.runtime.binding import BoundCall
 from ninetoothed.runtime.hookspecs import GeneratedKernel, TensorInfo
-from nt_torch import fusion, hopper
+from nt_torch import fusion, hand_written
 from nt_torch._tensor_info import tensor_info
 
 __all__ = ["DEVICE_TYPES", "KNOB", "emit", "reason", "rule", "use_adapter"]
@@ -168,8 +168,8 @@ def reason(kernel: GeneratedKernel, args: tuple[Any, ...], kwargs: Mapping[str, 
         return "a size or scalar is known only when the graph runs (data-dependent)"
     if _exporting():
         return "torch.export keeps custom operators"
-    if hopper.keeps_the_operator(kernel, args, _hint):
-        return "on Hopper the operator's launch may take the Gluon attention kernel"
+    if hand_written.keeps_the_operator(kernel, args, _hint):
+        return "on Hopper the operator's launch may take a hand-written Gluon kernel"
     return None
 
 

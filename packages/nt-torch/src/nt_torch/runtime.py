@@ -11,8 +11,8 @@ devices.  A call it has a plan for reads the pointers and launches; a call it
 has none for (a first call, new shapes, wrong arguments) takes the adapter's
 full path, :meth:`~nt_torch.adapter.TorchAdapter.launch_eagerly` (validation,
 clear errors, tuning, a new plan).  On Hopper, the library's attention forward
-may take the Gluon kernel instead, per call, as eager calls do
-(:func:`nt_torch.hopper.substitute`).  Under Triton's interpreter, or where the
+and ``scaled_mm`` may take a Gluon kernel instead, per call, as eager calls do
+(:func:`nt_torch.hand_written.substitute`).  Under Triton's interpreter, or where the
 backend has no fast path, every call takes the full path.
 
 The hot function does not ask whether a compiler traces: the implementation
@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ninetoothed.runtime.hookspecs import FastPath, GeneratedKernel
-from nt_torch import hopper
+from nt_torch import hand_written
 
 __all__ = ["launcher", "reorder"]
 
@@ -44,12 +44,12 @@ def launcher(adapter: Any, kernel: GeneratedKernel) -> Launch:
 
     fast: FastPath | None = None if kernel.interpreting else adapter.launcher(kernel)
     if fast is not None:
-        return hopper.substitute(kernel, fast.hot(validated))
+        return hand_written.substitute(kernel, fast.hot(validated))
 
     def eager(*args: Any, **kwargs: Any) -> None:
         validated(args, kwargs)
 
-    return hopper.substitute(kernel, eager)
+    return hand_written.substitute(kernel, eager)
 
 
 def reorder(positions: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:

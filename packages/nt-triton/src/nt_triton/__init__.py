@@ -7,9 +7,10 @@ entry-point group (:mod:`nt_triton.plugin`); users do not import it.
 Public modules: this one, :mod:`nt_triton.plugin` (the entry point),
 :mod:`nt_triton.knobs` (environment knobs), :mod:`nt_triton.cache` (where
 NineToothed keeps what it generates, and how to size and clear it) and
-:mod:`nt_triton.tuner` (moving tuning results between machines) and
-:mod:`nt_triton.hopper_attention` (attention's forward on Hopper, written in
-Gluon, which the PyTorch adapter routes the library's attention to).  Every other
+:mod:`nt_triton.tuner` (moving tuning results between machines),
+:mod:`nt_triton.hopper_attention` and :mod:`nt_triton.hopper_scaled_mm`
+(attention's forward and the float8 product on Hopper, written in Gluon, which
+the PyTorch adapter routes the library's ops to).  Every other
 module is internal (``_codegen``, ``_launch``, ``_kernel`` …: a ``_`` in the
 path); ``docs/design.md`` maps them.
 

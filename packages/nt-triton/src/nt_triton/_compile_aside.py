@@ -43,6 +43,7 @@ class Aside:
         """``name``: the kernel's name, in warnings and thread names."""
         self.name = name
         self._states: dict[Hashable, Any] = {}
+        self._compiled: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
 
     def ready(
@@ -96,6 +97,12 @@ class Aside:
             return True
         return bool(state == _LOADED)
 
+    def compiled(self, key: Hashable) -> Any:
+        """What the compile of ``key`` returned (Triton's compiled kernel, which launches
+        without the JIT's binding of arguments) once :meth:`ready` has let a launch of
+        it go ahead; None before, or for a key never asked for."""
+        return self._compiled.get(key) if self._states.get(key) == _LOADED else None
+
     def settle(self) -> None:
         """Wait for the compiles under way."""
         for state in list(self._states.values()):
@@ -105,12 +112,14 @@ class Aside:
     def _start(self, key: Hashable, compile: Callable[[], Any]) -> threading.Thread:
         def run() -> None:
             try:
-                compile()
-                outcome: Any = _COMPILED
+                result = compile()
             except Exception as error:  # noqa: BLE001 - reported by ready(), on the caller's thread
-                outcome = error
+                with self._lock:
+                    self._states[key] = error
+                return
             with self._lock:
-                self._states[key] = outcome
+                self._compiled[key] = result
+                self._states[key] = _COMPILED
 
         thread = threading.Thread(target=run, name=f"ninetoothed-aside-{self.name}")
         thread.start()

@@ -39,22 +39,21 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Hashable
 from typing import Any
 
 from nt_triton._compile_aside import Aside
-
-try:
-    from triton.experimental import gluon
-    from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.hopper import (
-        mbarrier,
-        tma,
-        warpgroup_mma,
-        warpgroup_mma_wait,
-    )
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-except ImportError:  # a Triton without Gluon's Hopper module: nothing here is used
-    gluon = None
+from nt_triton._gluon_hopper import (
+    available,
+    copy_in,
+    gl,
+    gluon,
+    mbarrier,
+    run,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+from nt_triton._gluon_hopper import descriptor as _descriptor
 
 __all__ = ["HEAD", "STAGES", "available", "launch", "ready", "settle"]
 
@@ -93,16 +92,9 @@ _ASIDE = Aside("hopper_attention")
 """The kernel's background compiles, by device, data type, mask and size specialisation."""
 
 
-def available() -> bool:
-    """Whether the installed Triton has what this kernel is written with."""
-    return gluon is not None and hasattr(gl, "warp_specialize")
-
-
 if gluon is not None:
     HALF = gl.constexpr(64)
     _SNAKE_BLOCKS = gl.constexpr(SNAKE_BLOCKS)
-    # A TMA copy into shared memory: Triton 3.9 renamed it.
-    _copy_in = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 
     @gluon.jit
     def _tile(tile, num_tiles, m_blocks, H, H_kv, L_k, block_n: gl.constexpr, causal: gl.constexpr):
@@ -147,16 +139,16 @@ if gluon is not None:
             for c in gl.static_range(2):
                 mbarrier.wait(q_empty.index(c), (t & 1) ^ 1)
                 mbarrier.expect(q_ready.index(c), q_desc.block_type.nbytes)
-                _copy_in(q_desc, [b, h, row0 + c * HALF, 0], q_ready.index(c), q_smem.index(c))
+                copy_in(q_desc, [b, h, row0 + c * HALF, 0], q_ready.index(c), q_smem.index(c))
             for j in range(n_blocks):
                 s = it % stages
                 phase = ((it // stages) & 1) ^ 1
                 mbarrier.wait(k_empty.index(s), phase)
                 mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes)
-                _copy_in(k_desc, [b, h_kv, j * block_n, 0], k_ready.index(s), k_smem.index(s))
+                copy_in(k_desc, [b, h_kv, j * block_n, 0], k_ready.index(s), k_smem.index(s))
                 mbarrier.wait(v_empty.index(s), phase)
                 mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes)
-                _copy_in(v_desc, [b, h_kv, j * block_n, 0], v_ready.index(s), v_smem.index(s))
+                copy_in(v_desc, [b, h_kv, j * block_n, 0], v_ready.index(s), v_smem.index(s))
                 it += 1
             t += 1
 
@@ -342,7 +334,7 @@ def descriptor(tensor: Any, rows: int) -> Any:
     blocks of ``rows`` rows of one head."""
     block = [1, 1, rows, tensor.shape[3]]
     layout = _layout(rows, tensor.shape[3], str(tensor.dtype))
-    return TensorDescriptor(tensor, list(tensor.shape), list(tensor.stride()), block, layout)
+    return _descriptor(tensor, list(tensor.shape), list(tensor.stride()), block, layout)
 
 
 @functools.cache
@@ -378,7 +370,8 @@ def launch(
     # waits for it rather than initialise (and compile its C module) a second time.
     processors = processors or _persistent_grid.program_cap()
     grid, arguments = _arguments(query, key, value, output, scale, causal, processors)
-    _forward[grid](*arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
+    compiled = _ASIDE.compiled(_key(query, key, output, causal))
+    run(_forward, compiled, grid, arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
 
 
 def ready(
@@ -402,13 +395,8 @@ def ready(
     ``may_load`` False (a stream is being captured) refuses the first launch after
     the compile, which loads the binary onto the GPU.  A failed compile answers
     False for good, with a warning."""
-    # Triton specialises integer arguments on their divisibility by 16 and on being 1:
-    # a compile serves the calls whose sizes agree on both (more keys than Triton has
-    # is a compile found in its cache; fewer, a launch that compiles).
-    sizes = tuple((size == 1, size % 16 == 0, size >= 2**31) for size in _sizes(query, key))
-    which = (query.device.index, str(query.dtype), bool(causal), sizes)
     return _ASIDE.ready(
-        which,
+        _key(query, key, output, causal),
         lambda: _warm(query, key, value, output, causal),
         start=start,
         wait=wait,
@@ -422,7 +410,7 @@ def settle() -> None:
     _ASIDE.settle()
 
 
-def _warm(query: Any, key: Any, value: Any, output: Any, causal: bool) -> None:
+def _warm(query: Any, key: Any, value: Any, output: Any, causal: bool) -> Any:
     """Compile the kernel for a call of these arguments (on their device) into Triton's
     caches, with its launcher, without launching it: a background thread's work."""
     from triton.runtime import driver
@@ -436,6 +424,18 @@ def _warm(query: Any, key: Any, value: Any, output: Any, causal: bool) -> None:
     # The launcher's C module (a C compiler's run on a cold cache) into Triton's cache:
     # the first launch then builds the launcher from it.
     driver.active.launcher_cls(kernel.src, kernel.metadata)
+    return kernel
+
+
+def _key(query: Any, key: Any, output: Any, causal: bool) -> Hashable:
+    """What decides the kernel Triton compiles for a call: the device, the data type,
+    the mask, and Triton's specialisation of the other arguments: integers on being 1,
+    divisible by 16 or 64-bit, the output's pointer on 16-byte alignment (a compile
+    serves the calls that agree on all of them; more keys than Triton has is a compile
+    found in its cache)."""
+    sizes = tuple((size == 1, size % 16 == 0, size >= 2**31) for size in _sizes(query, key))
+    aligned = output.data_ptr() % 16 == 0
+    return (query.device.index, str(query.dtype), bool(causal), sizes, aligned)
 
 
 def _arguments(

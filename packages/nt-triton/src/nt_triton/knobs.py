@@ -44,6 +44,9 @@
   GPUs, instead of the warp-specialised kernel written in Gluon
   (:mod:`nt_triton.hopper_attention`; default on where it applies).  Read at
   each kernel's first launch site (a memo's recording, a first call).
+* ``NINETOOTHED_HOPPER_SCALED_MM``: ``off`` likewise keeps the kernel library's
+  ``scaled_mm`` (float32 sums) on its NineToothed kernel on Hopper GPUs, instead
+  of the one written in Gluon (:mod:`nt_triton.hopper_scaled_mm`).
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -64,6 +67,7 @@ __all__ = [
     "compile_workers",
     "gpu_check",
     "hopper_attention",
+    "hopper_scaled_mm",
     "interpreting",
     "max_num_configs",
     "split_loops",
@@ -116,6 +120,12 @@ def hopper_attention() -> bool:
     """Whether attention's forward may take the Gluon kernel on Hopper
     (``NINETOOTHED_HOPPER_ATTENTION``)."""
     return _on(os.environ.get("NINETOOTHED_HOPPER_ATTENTION", ""))
+
+
+def hopper_scaled_mm() -> bool:
+    """Whether ``scaled_mm`` with float32 sums may take the Gluon kernel on Hopper
+    (``NINETOOTHED_HOPPER_SCALED_MM``)."""
+    return _on(os.environ.get("NINETOOTHED_HOPPER_SCALED_MM", ""))
 
 
 def split_loops() -> bool:

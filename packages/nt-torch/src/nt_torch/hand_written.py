@@ -1,0 +1,40 @@
+"""Which launches of the library's kernels take a hand-written kernel instead.
+
+On Hopper GPUs two of the library's ops have kernels written in Gluon that are
+faster than the generated ones: attention's forward at heads of 128
+(:mod:`nt_torch.hopper`) and ``scaled_mm`` with float32 sums
+(:mod:`nt_torch.hopper_fp8`).  The adapter's launches (a first call, a memo's
+plan, the generic operator's launch under ``torch.compile``) go through
+:func:`substitute`; Inductor's rule asks :func:`keeps_the_operator` before it
+takes a call over.  Each route decides per call, and falls back to the
+generated kernel for whatever it does not take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nt_torch import hopper, hopper_fp8
+
+__all__ = ["keeps_the_operator", "substitute"]
+
+_ROUTES = (hopper, hopper_fp8)
+
+
+def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
+    """``launch`` (``kernel``'s launch) wrapped by the route that ``kernel`` belongs to, if
+    any: a launch of the same arguments that takes the hand-written kernel where it
+    fits."""
+    for route in _ROUTES:
+        routed: Callable[..., Any] = route.substitute(kernel, launch)
+        if routed is not launch:
+            return routed
+    return launch
+
+
+def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:
+    """Whether a traced call of ``kernel`` with ``args`` keeps the generic operator under
+    ``torch.compile``, because when the graph runs its launch may take a hand-written
+    kernel (``hint`` reads a size's example value)."""
+    return any(route.keeps_the_operator(kernel, args, hint) for route in _ROUTES)

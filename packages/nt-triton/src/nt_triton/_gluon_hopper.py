@@ -1,0 +1,107 @@
+"""What the hand-written Hopper kernels import from Gluon, in one place.
+
+Gluon (Triton's lower-level language) is experimental: its Hopper module is
+missing from some Triton builds and renamed its TMA copies between versions
+(Triton 3.6's ``async_copy_global_to_shared`` and ``async_copy_shared_to_global``
+are 3.9's ``async_load`` and ``async_store``).  The kernels import the names
+from here, which are None where the installed Triton lacks them
+(:func:`available` says so).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+copy_in: Any
+copy_out: Any
+
+__all__ = [
+    "TensorDescriptor",
+    "available",
+    "copy_in",
+    "copy_out",
+    "descriptor",
+    "fence_async_shared",
+    "gl",
+    "gluon",
+    "mbarrier",
+    "run",
+    "tma",
+    "warpgroup_mma",
+    "warpgroup_mma_wait",
+]
+
+try:
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import (
+        fence_async_shared,
+        mbarrier,
+        tma,
+        warpgroup_mma,
+        warpgroup_mma_wait,
+    )
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+except ImportError:  # a Triton without Gluon's Hopper module: no kernel here is used
+    gluon = gl = mbarrier = tma = warpgroup_mma = warpgroup_mma_wait = None
+    fence_async_shared = TensorDescriptor = copy_in = copy_out = None
+else:
+    # A TMA copy into and out of shared memory (Triton 3.9 renamed both).
+    copy_in = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+    copy_out = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
+
+_FIELDS: dict[tuple[Any, ...], dict[str, Any]] = {}
+"""Per block shape and layout, a descriptor's fields but the tensor's own."""
+
+
+def descriptor(
+    tensor: Any, shape: list[int], strides: list[int], block: list[int], layout: Any
+) -> Any:
+    """Gluon's host ``TensorDescriptor`` over ``tensor`` (``shape``, ``strides`` in elements,
+    copying ``block``-shaped boxes laid out in shared memory as ``layout``), validated
+    by Triton once per block shape and layout.  Its ``__post_init__`` checks what the
+    routes' ``fits`` checked already (16-byte aligned address and strides, a
+    contiguous last dimension), at 5-6 us a descriptor on an H100 host: the later
+    ones are copies of the first's fields with the tensor's own."""
+    key = (tuple(block), layout)
+    fields = _FIELDS.get(key)
+    if fields is None:
+        made = TensorDescriptor(tensor, shape, strides, block, layout)
+        _FIELDS[key] = {k: v for k, v in vars(made).items() if k not in _OWN}
+        return made
+    made = object.__new__(TensorDescriptor)
+    made.__dict__.update(fields)
+    made.base, made.shape, made.strides = tensor, shape, strides
+    return made
+
+
+_OWN = ("base", "shape", "strides")
+
+
+DIRECT_LAUNCH = True
+"""Whether :func:`run` launches a kernel compiled in the background through Triton's
+compiled kernel directly (on an H100 host, 13-20 us a call against 25-47 us for the
+JIT's launch of the same arguments); else through the JIT, which binds and
+specialises the arguments again on every call."""
+
+
+def run(
+    jit: Any, compiled: Any, grid: tuple[int], arguments: tuple[Any, ...], **options: Any
+) -> None:
+    """Launch ``arguments`` (every parameter's, constexprs too) on the 1-D ``grid``:
+    through ``compiled``, Triton's compiled kernel of these arguments' specialisation
+    (the caller's key finds it), where there is one, else through the JIT function
+    ``jit`` with the launch ``options`` (``num_warps``...).  The compiled kernel skips
+    the JIT's binding and specialisation of the arguments (Triton 3.6 and 3.9 alike:
+    ``CompiledKernel[grid](*arguments)``)."""
+    if compiled is not None and DIRECT_LAUNCH:
+        compiled[grid[0], 1, 1](*arguments)
+    else:
+        jit[grid](*arguments, **options)
+
+
+def available() -> bool:
+    """Whether the installed Triton has what the Hopper kernels are written with
+    (Gluon's Hopper module and warp specialisation)."""
+    return gluon is not None and hasattr(gl, "warp_specialize")
