@@ -460,3 +460,23 @@ def test_causal_tiles_run_persistent_up_to_a_head_length():
     assert hopper_attention._programs(2000, cap + 1, True, 132) == 2000
     assert hopper_attention._programs(2000, cap + 1, False, 132) == 132
     assert hopper_attention._programs(5, 5, True, 132) == 5
+
+
+@needs_gluon
+def test_the_launch_finds_the_kernel_its_ready_call_compiled(monkeypatch):
+    """``launch`` looks the compiled kernel up by the key ``ready`` compiled it under,
+    and only for that specialisation (another mask, an output not 16-byte aligned)."""
+    compiled = object()
+    found = []
+    monkeypatch.setattr(hopper_attention, "_warm", lambda *args: compiled)
+    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
+    monkeypatch.setattr(hopper_attention, "run", lambda jit, kernel, *a, **k: found.append(kernel))
+    monkeypatch.setattr(hopper_attention, "_arguments", lambda *args: ((1,), ()))
+    q, k, v = _qkv(1, 2, 20, 24)
+    out = torch.empty_like(q)
+    assert hopper_attention.ready(q, k, v, out, True, wait=True)
+    hopper_attention.launch(q, k, v, out, 0.1, True, 1)
+    hopper_attention.launch(q, k, v, out, 0.1, False, 1)
+    shifted = torch.empty(out.numel() + 4, dtype=out.dtype, device=DEVICE)[4:].view_as(out)
+    hopper_attention.launch(q, k, v, shifted, 0.1, True, 1)
+    assert found == [compiled, None, None]

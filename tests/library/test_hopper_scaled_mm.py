@@ -361,3 +361,53 @@ def test_descriptors_after_the_first_equal_validated_ones():
         k: v for k, v in vars(validated).items() if k != "base"
     }
     assert made.base.data_ptr() == second.data_ptr()
+
+
+def test_a_compiled_kernel_launches_without_the_jit(monkeypatch):
+    """``_gluon_hopper.run`` calls the compiled kernel on a 3-D grid with every argument
+    where it has one, else the JIT function with the launch options; ``DIRECT_LAUNCH``
+    off takes the JIT always."""
+    from nt_triton import _gluon_hopper
+
+    calls = []
+
+    class Launchable:
+        def __init__(self, name):
+            self.name = name
+
+        def __getitem__(self, grid):
+            return lambda *args, **options: calls.append((self.name, grid, args, options))
+
+    jit, compiled = Launchable("jit"), Launchable("compiled")
+    _gluon_hopper.run(jit, compiled, (5,), (1, 2), num_warps=4)
+    _gluon_hopper.run(jit, None, (5,), (1, 2), num_warps=4)
+    monkeypatch.setattr(_gluon_hopper, "DIRECT_LAUNCH", False)
+    _gluon_hopper.run(jit, compiled, (5,), (1, 2), num_warps=4)
+    assert calls == [
+        ("compiled", (5, 1, 1), (1, 2), {}),
+        ("jit", (5,), (1, 2), {"num_warps": 4}),
+        ("jit", (5,), (1, 2), {"num_warps": 4}),
+    ]
+
+
+@needs_gluon
+def test_the_launch_finds_the_kernel_its_ready_call_compiled(monkeypatch):
+    """``launch`` looks the compiled kernel up by the key ``ready`` compiled it under
+    (the same arguments: the same key), and only for the specialisation it was
+    compiled for: a scale at an address not 16-byte aligned is another key."""
+    compiled = object()
+    found = []
+    monkeypatch.setattr(hopper_scaled_mm, "_warm", lambda *args: compiled)
+    monkeypatch.setattr(hopper_scaled_mm, "_ASIDE", Aside("stand-in"))
+    monkeypatch.setattr(hopper_scaled_mm, "run", lambda jit, kernel, *a, **k: found.append(kernel))
+    monkeypatch.setattr(hopper_scaled_mm, "_arguments", lambda *args: ((1,), ()))
+    a, b, sa, sb = _operands(37, 40, 64, True)
+    out = torch.empty(37, 40, dtype=torch.bfloat16, device=DEVICE)
+    assert not hopper_scaled_mm.ready(a, b, sa, sb, out, wait=True, may_load=False)
+    hopper_scaled_mm.launch(a, b, sa, sb, out, processors=1)  # compiled, not yet let through
+    assert hopper_scaled_mm.ready(a, b, sa, sb, out)
+    hopper_scaled_mm.launch(a, b, sa, sb, out, processors=1)
+    shifted = torch.empty(41, device=DEVICE)[1:].reshape(1, 40)  # 4 bytes past alignment
+    shifted.copy_(sb)
+    hopper_scaled_mm.launch(a, b, sa, shifted, out, processors=1)
+    assert found == [None, compiled, None]
