@@ -11,7 +11,7 @@ registers, one being added while the tensor cores fill the other.  That needs
 a warp partition with the registers for three 128 x 128 float32 tiles, and a
 producer that keeps the copies coming while it adds, which Gluon expresses:
 
-- a producer (the default partition, 4 warps, one thread issuing) TMA-copies
+- a producer (the default partition, 4 warps) TMA-copies
   each step's ``BLOCK`` x ``BLOCK_K`` blocks of ``input`` and of ``mat2``'s
   transpose into a ring of ``STAGES`` shared buffers;
 - the consumer (8 warps, two warp groups of 64 rows) issues each step's
@@ -56,8 +56,8 @@ BLOCK = 128
 
 BLOCK_K = 128
 """The step along ``k``: the tensor cores' float8 products over 128 values (4
-instructions) accumulate in their own format before the float32 add, as cuBLAS
-and DeepSeek-V3's kernels promote every 128."""
+instructions) accumulate in their own format before the float32 add (DeepSeek-V3's
+report promotes every 128 too)."""
 
 STAGES = 5
 """Steps in flight.  On an H100 (interleaved ``do_bench`` medians, torch time / this,
