@@ -150,7 +150,7 @@ def test_a_row_or_a_column_of_scales_of_one_element_is_rowwise():
 def test_small_products_keep_the_generated_kernel(monkeypatch):
     """Below the work floor the launch's host cost would outweigh the kernel."""
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    assert hopper_fp8.WORK_FLOOR == 4096 * 4096 * 1024
+    assert hopper_fp8.WORK_FLOOR == 4096 * 4096 * 4096
 
     def fits(m, n, k):
         a = torch.empty(m, k, dtype=FLOAT8, device="meta")
@@ -159,7 +159,7 @@ def test_small_products_keep_the_generated_kernel(monkeypatch):
         out = torch.empty(m, n, dtype=torch.bfloat16, device="meta")
         return hopper_fp8._layout_fits(a, b, scale, scale, out, number=int)
 
-    assert fits(4096, 4096, 1024) and not fits(4096, 4096, 1008)
+    assert fits(4096, 4096, 4096) and not fits(4096, 4096, 4080)
 
 
 def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):

@@ -24,11 +24,13 @@ __all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
 
 _OUTPUTS = (torch.float16, torch.bfloat16, torch.float32)
 
-WORK_FLOOR = 2**34
-"""The least ``M x N x K`` the Gluon kernel takes (4096 x 4096 x 1024: about 30 us on an
-H100).  Below it the NineToothed kernel keeps the call: Triton's launch of a kernel
-with tensor descriptors costs tens of microseconds on the host, where the generated
-kernel's costs a few.  The crossover itself is not measured."""
+WORK_FLOOR = 2**36
+"""The least ``M x N x K`` the Gluon kernel takes: 4096^3, the smallest product measured
+faster through the op on an H100 (1.00-1.04 of cuBLAS against 0.72-0.76).  A routed
+call costs the host about 92 us there, the generated kernel's call 19 us, and the
+kernels take 106 and about 150 us: in a loop of calls the route wins only while its
+kernel outlasts its host cost, so a product of half the work (about 53 against 75 us
+of kernel) would already be slower routed.  The crossover itself is not measured."""
 
 
 def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
