@@ -26,7 +26,9 @@ __all__ = [
     "gluon",
     "mbarrier",
     "run",
+    "specialised",
     "tma",
+    "warm",
     "warpgroup_mma",
     "warpgroup_mma_wait",
 ]
@@ -99,6 +101,33 @@ def run(
         compiled[grid[0], 1, 1](*arguments)
     else:
         jit[grid](*arguments, **options)
+
+
+def specialised(*integers: int) -> tuple[tuple[bool, bool, bool], ...]:
+    """How Triton specialises each of these integer arguments: equal to 1, divisible by
+    16, 64-bit.  Part of the kernels' compile keys: a compiled kernel serves exactly the
+    calls that agree with it on all three (more keys than Triton has is a compile found
+    in its cache)."""
+    return tuple((value == 1, value % 16 == 0, value >= 2**31) for value in integers)
+
+
+def warm(
+    jit: Any, device: int, grid: tuple[int], arguments: tuple[Any, ...], **options: Any
+) -> Any:
+    """Compile ``jit`` for ``arguments`` (every parameter's) on CUDA device ``device`` into
+    Triton's caches, with its launcher's C module, without launching it: a background
+    thread's work.  Returns the compiled kernel (:func:`run` launches it directly)."""
+    from triton.runtime import driver
+
+    from nt_triton.tuner import _early as early
+
+    early.driver_settled()  # Triton's lazy driver: initialise it once only
+    driver.active.set_current_device(device)  # a new thread's is the first
+    kernel = jit.warmup(*arguments, grid=grid, **options)
+    # The launcher's C module (a C compiler's run on a cold cache) into Triton's cache:
+    # the first launch then builds the launcher from it.
+    driver.active.launcher_cls(kernel.src, kernel.metadata)
+    return kernel
 
 
 def available() -> bool:

@@ -50,6 +50,8 @@ from nt_triton._gluon_hopper import (
     gluon,
     mbarrier,
     run,
+    specialised,
+    warm,
     warpgroup_mma,
     warpgroup_mma_wait,
 )
@@ -413,18 +415,9 @@ def settle() -> None:
 def _warm(query: Any, key: Any, value: Any, output: Any, causal: bool) -> Any:
     """Compile the kernel for a call of these arguments (on their device) into Triton's
     caches, with its launcher, without launching it: a background thread's work."""
-    from triton.runtime import driver
-
-    from nt_triton.tuner import _early as early
-
-    early.driver_settled()  # Triton's lazy driver: initialise it once only
-    driver.active.set_current_device(query.device.index)  # a new thread's is the first
     grid, arguments = _arguments(query, key, value, output, 1.0, causal, 1)
-    kernel = _forward.warmup(*arguments, grid=grid, num_warps=4, maxnreg=_MAX_REGISTERS)
-    # The launcher's C module (a C compiler's run on a cold cache) into Triton's cache:
-    # the first launch then builds the launcher from it.
-    driver.active.launcher_cls(kernel.src, kernel.metadata)
-    return kernel
+    options = {"num_warps": 4, "maxnreg": _MAX_REGISTERS}
+    return warm(_forward, query.device.index, grid, arguments, **options)
 
 
 def _key(query: Any, key: Any, output: Any, causal: bool) -> Hashable:
@@ -433,7 +426,7 @@ def _key(query: Any, key: Any, output: Any, causal: bool) -> Hashable:
     divisible by 16 or 64-bit, the output's pointer on 16-byte alignment (a compile
     serves the calls that agree on all of them; more keys than Triton has is a compile
     found in its cache)."""
-    sizes = tuple((size == 1, size % 16 == 0, size >= 2**31) for size in _sizes(query, key))
+    sizes = specialised(*_sizes(query, key))
     aligned = output.data_ptr() % 16 == 0
     return (query.device.index, str(query.dtype), bool(causal), sizes, aligned)
 

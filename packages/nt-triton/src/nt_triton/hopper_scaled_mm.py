@@ -44,7 +44,9 @@ from nt_triton._gluon_hopper import (
     gluon,
     mbarrier,
     run,
+    specialised,
     tma,
+    warm,
     warpgroup_mma,
     warpgroup_mma_wait,
 )
@@ -276,16 +278,9 @@ def _warm(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Any
     """Compile the kernel for a call of these arguments (on their device) into Triton's
     caches, with its launcher, without launching it: a background thread's work.  Returns
     the compiled kernel, which :func:`launch` then calls directly."""
-    from triton.runtime import driver
-
-    from nt_triton.tuner import _early as early
-
-    early.driver_settled()  # Triton's lazy driver: initialise it once only
-    driver.active.set_current_device(input.device.index)  # a new thread's is the first
     grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, 1)
-    kernel = _kernel.warmup(*arguments, grid=grid, num_warps=4, maxnreg=_MAX_REGISTERS)
-    driver.active.launcher_cls(kernel.src, kernel.metadata)
-    return kernel
+    options = {"num_warps": 4, "maxnreg": _MAX_REGISTERS}
+    return warm(_kernel, input.device.index, grid, arguments, **options)
 
 
 def _key(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Hashable:
@@ -294,7 +289,7 @@ def _key(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Hash
     on being 1, divisible by 16 or 64-bit, pointers on 16-byte alignment.  The
     operands are tensor descriptors, the same for every call that fits."""
     m, k = input.shape
-    sizes = tuple((s == 1, s % 16 == 0, s >= 2**31) for s in (m, mat2.shape[1], k))
+    sizes = specialised(m, mat2.shape[1], k)
     aligned = (scale_a.data_ptr() % 16 == 0, scale_b.data_ptr() % 16 == 0)
     return (input.device.index, str(output.dtype), _rowwise(scale_a, scale_b), sizes, aligned)
 
