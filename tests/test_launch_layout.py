@@ -8,10 +8,11 @@ profile-scratch pointers, each parameter in its C type's bytes.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pytest
 
-from nt_triton._launch.layout import pack, parameter_layout
+from nt_triton._launch.layout import TensorMap, pack, parameter_layout
 
 ZERO = bytes(8)
 
@@ -95,3 +96,47 @@ def test_a_bound_value_that_does_not_fit_takes_tritons_launcher() -> None:
 def test_signature_and_order_must_match() -> None:
     with pytest.raises(ValueError, match="2 signature types for 1 arguments"):
         parameter_layout(["i32", "i32"], ["a0"], [1])
+
+
+def _map(**changes: Any) -> TensorMap:
+    fields: dict[str, Any] = {
+        "data_type": 9, "swizzle": 3, "fill": 0, "element_size": 2, "shape": (300, 520),
+        "strides": (520, 1), "block": (128, 64),
+    }  # fmt: skip
+    fields.update(changes)
+    return TensorMap(**fields)
+
+
+def test_a_tensor_descriptor_is_its_map_then_its_sizes_and_strides() -> None:
+    # Triton 3.6: the 128-byte map (encoded per call from the address), the sizes as
+    # i32, the strides as i64; the map's encoding is innermost first, strides in bytes.
+    signature = ["tensordesc<bf16[128, 64]>", "*fp32", "i32", "constexpr"]
+    layout = parameter_layout(signature, ["p1", "p0", "a0", "a1"], [77, 4], [_map()])
+    assert layout is not None
+    assert layout.constants == b"".join(
+        [ZERO, q(300), q(520), q(520), q(1), ZERO, q(77), ZERO, ZERO]
+    )
+    assert layout.slots == ((5, 0, "p"),)
+    assert layout.maps == ((0, 1, 9, 3, 0, (520, 300), (1040,), (64, 128)),)
+    assert layout.arity == 2
+
+
+def test_a_map_of_three_dimensions_lists_the_outer_strides_innermost_first() -> None:
+    described = _map(element_size=4, shape=(2, 3, 4), strides=(12, 4, 1), block=(1, 2, 4), fill=1)
+    assert described.encoding() == (9, 3, 1, (4, 3, 2), (16, 48), (4, 2, 1))
+
+
+@pytest.mark.parametrize(
+    ("order", "maps"),
+    [
+        (["a0", "p0"], [_map()]),  # a bound descriptor: its map would be encoded once, wrongly
+        (["p0", "p1"], []),  # a descriptor without its description
+        (["p0", "p1"], [_map(), _map()]),  # more descriptions than descriptors
+        (["p0", "p1"], [_map(shape=(2**31, 1))]),  # a size past Triton's i32
+    ],
+)
+def test_descriptors_without_one_description_each_have_no_layout(
+    order: list[str], maps: list[TensorMap]
+) -> None:
+    signature = ["tensordesc<fp16[64, 64]>", "*fp16"]
+    assert parameter_layout(signature, order, [0], maps) is None

@@ -26,6 +26,7 @@ from support.aot import FakeCuda, build_fake_cuda
 from support.base import ON_GPU
 
 from nt_triton._launch import lean
+from nt_triton._launch.layout import TensorMap
 
 pytestmark = pytest.mark.skipif(ON_GPU, reason="the stand-in driver replaces the GPU's")
 
@@ -239,6 +240,163 @@ def test_a_grid_past_the_drivers_range_takes_tritons_launcher(
     assert lean.make_launch(loaded(binary), order, (2**32 - 1, 1, 1), bound) is not None
 
 
+def map_launch(**changes: Any) -> Any:
+    """A launch of ``(desc, out, n)``: a 2-D bfloat16 descriptor per call, then a pointer,
+    with ``n`` bound (the layout of ``nt_triton._launch.layout``, the stand-in's kernel)."""
+    described = TensorMap(
+        data_type=9, swizzle=3, fill=0, element_size=2, shape=(300, 520), strides=(520, 1),
+        block=(128, 64),
+    )  # fmt: skip
+    kernel = SimpleNamespace(
+        src=SimpleNamespace(signature={0: "tensordesc<bf16[128, 64]>", 1: "*fp32", 2: "i32"}),
+        metadata=SimpleNamespace(name="mapped", num_warps=4, shared=0),
+        function=FUNCTION,
+    )
+    return lean.make_launch(kernel, ("p0", "p1", "a0"), (2, 1, 1), [77], (described,), **changes)
+
+
+def map_arguments(fake: FakeCuda) -> list[int]:
+    return list((ctypes.c_uint64 * 26).in_dll(fake.library, "fake_map_arguments"))
+
+
+def test_a_tensor_map_is_encoded_from_its_address_and_passed_by_value(fake: FakeCuda) -> None:
+    launch = map_launch()
+    encodes = fake.get("fake_encodes")
+    launch(STREAM, 0x10000, 0x9000)
+    assert fake.get("fake_encodes") == encodes + 1
+    arguments = map_arguments(fake)
+    assert arguments[:3] == [9, 2, 0x10000]  # BFLOAT16, rank 2, the address
+    assert arguments[3:5] == [520, 300] and arguments[8] == 1040 and arguments[12:14] == [64, 128]
+    assert arguments[17:19] == [1, 1]  # element strides
+    assert arguments[22:] == [0, 3, 2, 0]  # no interleave, 128-byte swizzle, L2 128B, no fill
+    # The map (its first 8 bytes: the stand-in writes the address there), its sizes and
+    # strides, the pointer, the bound i32, the scratch pointers.
+    assert fake.get("fake_parameters") == 9
+    assert recorded(fake, 9) == [
+        q(0x10000), q(300), q(520), q(520), q(1), q(0x9000), q(77), q(0), q(0),
+    ]  # fmt: skip
+
+
+def test_a_map_is_encoded_again_only_for_another_address(fake: FakeCuda) -> None:
+    launch = map_launch()
+    launch(STREAM, 0x10000, 0x9000)
+    encodes = fake.get("fake_encodes")
+    launch(STREAM, 0x10000, 0xA000)
+    assert fake.get("fake_encodes") == encodes
+    launch(STREAM, 0x20000, 0xA000)
+    assert fake.get("fake_encodes") == encodes + 1
+    assert recorded(fake, 1) == [q(0x20000)]
+
+
+def test_a_failed_encoding_raises_naming_the_kernel_and_caches_nothing(fake: FakeCuda) -> None:
+    launch = map_launch()
+    launches = fake.get("fake_launches")
+    fake.set("fake_fail_encode", 1)
+    try:
+        with pytest.raises(RuntimeError, match=r"mapped: cuTensorMapEncodeTiled failed"):
+            launch(STREAM, 0x30000, 0x9000)
+    finally:
+        fake.set("fake_fail_encode", 0)
+    assert fake.get("fake_launches") == launches
+    encodes = fake.get("fake_encodes")
+    launch(STREAM, 0x30000, 0x9000)  # the same address: encoded now
+    assert fake.get("fake_encodes") == encodes + 1
+    with pytest.raises(TypeError, match=r"mapped: per-call value 0 \('x'\) is no tensor map"):
+        launch(STREAM, "x", 0x9000)
+
+
+@pytest.mark.parametrize(
+    ("maps", "message"),
+    [
+        ([(0, 0, 9, 3, 0, (520, 300), (), (64, 128))], "inconsistent rank"),
+        ([(0, 0, 9, 3, 0, (520, 300), (1040,), (64,))], "inconsistent rank"),
+        ([(0, 2, 9, 3, 0, (520, 300), (1040,), (64, 128))], "out of range"),
+        ([(0, 0, 9, 3, 0, (1,) * 6, (1,) * 5, (1,) * 6)], "more than 5"),
+        ([(0, 0, 9, 3, 0, (520, 300), (1040,), (64, 128))] * 17, "more than 16"),
+    ],
+)
+def test_a_launch_is_made_only_of_consistent_maps(
+    fake: FakeCuda, maps: list[Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        launch_of(maps=maps)
+
+
+@pytest.fixture(scope="module")
+def gluon_sm90() -> dict[str, Any]:
+    """``nt_triton.hopper_scaled_mm``'s kernel compiled for sm_90, described (as ``sm90``)."""
+    from nt_triton import _gluon_hopper
+
+    if not _gluon_hopper.available():
+        pytest.skip("no Gluon for Hopper")
+    environment = {**os.environ, "TRITON_INTERPRET": "0"}
+    result = subprocess.run(
+        [sys.executable, lean_kernels.__file__, "gluon"], env=environment, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    described: dict[str, Any] = json.loads(result.stdout)
+    return described
+
+
+def test_a_bound_gluon_launch_passes_each_tensor_where_the_kernel_takes_it(
+    fake: FakeCuda, gluon_sm90: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hopper_scaled_mm.bind`` through the lean launcher: the three maps of the
+    right tensors, their sizes and strides, the scales and sizes, in the compiled
+    function's parameters (its PTX), and the maps' encodings as the driver takes them."""
+    torch = pytest.importorskip("torch")
+    from nt_triton import _gluon_hopper, hopper_scaled_mm
+    from nt_triton._compile_aside import Aside
+    from nt_triton._launch import compiled as loading
+
+    described = gluon_sm90
+    kernel = SimpleNamespace(
+        src=SimpleNamespace(signature=dict(enumerate(described["signature"]))),
+        metadata=SimpleNamespace(
+            name=described["name"],
+            num_warps=described["num_warps"],
+            num_ctas=1,
+            shared=described["shared"],
+            tensordesc_meta=described["meta"],
+        ),  # fmt: skip
+        function=FUNCTION,
+        run=SimpleNamespace(launch_cooperative_grid=False, launch_pdl=False),
+    )
+    aside = Aside("stand-in")
+    monkeypatch.setattr(aside, "compiled", lambda key: kernel)
+    monkeypatch.setattr(hopper_scaled_mm, "_ASIDE", aside)
+    monkeypatch.setattr(loading, "launcher_style", lambda compiled: "3.6")
+    monkeypatch.setattr(_gluon_hopper, "streams", lambda: lambda device: STREAM)
+    m, n, k = 300, 264, 528
+    a = torch.empty(m, k, dtype=torch.float8_e4m3fn)
+    b = torch.empty(n, k, dtype=torch.float8_e4m3fn).t()
+    sa, sb = torch.empty(()), torch.empty(())
+    out = torch.empty(m, n, dtype=torch.bfloat16)
+    bound = hopper_scaled_mm.bind(a, b, sa, sb, out, processors=7)
+    assert bound is not None
+    bound(a, b, sa, sb, out)
+    launched = fake.launch()
+    assert launched["grid"] == (min(7, 3 * 3), 1, 1)
+    assert launched["threads"] == 32 * described["num_warps"]
+    kinds = described["ptx"]
+    assert fake.get("fake_parameters") == len(kinds)
+    expected = [
+        (a.data_ptr(), "map"), (m, "u32"), (k, "u32"), (k, "u64"), (1, "u64"),
+        (b.data_ptr(), "map"), (n, "u32"), (k, "u32"), (k, "u64"), (1, "u64"),
+        (out.data_ptr(), "map"), (m, "u32"), (n, "u32"), (n, "u64"), (1, "u64"),
+        (sa.data_ptr(), "u64"), (sb.data_ptr(), "u64"), (m, "u32"), (n, "u32"), (k, "u32"),
+        (0, "u64"), (0, "u64"),
+    ]  # fmt: skip
+    assert list(zip(fake.record[8 : 8 + len(kinds)], kinds)) == expected
+    # The last map encoded, the output's: CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 (9), its
+    # sizes and row stride innermost first, the kernel's box (halves of a tile), the
+    # 128-byte swizzle (3), L2 promotion of 128 bytes (2), no fill.
+    arguments = map_arguments(fake)
+    assert arguments[:5] == [9, 2, out.data_ptr(), n, m] and arguments[8] == 2 * n
+    assert arguments[12:14] == [64, 128] and arguments[22:] == [0, 3, 2, 0]
+
+
 def kernel_like(**changes: Any) -> Any:
     """What ``usable`` reads of a loaded kernel."""
     metadata = {"num_ctas": 1, "tensordesc_meta": None, **changes.pop("metadata", {})}
@@ -256,6 +414,12 @@ def test_it_is_used_only_where_it_passes_what_tritons_launcher_passes(
     assert not lean.usable(kernel_like(), "run")  # scratch memory, another Triton
     assert not lean.usable(kernel_like(metadata={"num_ctas": 2}), "3.6")
     assert not lean.usable(kernel_like(metadata={"tensordesc_meta": [{}]}), "3.6")
+    # Descriptors where the caller describes them, each lowered to a tiled map of whole
+    # elements.
+    assert lean.usable(kernel_like(metadata={"tensordesc_meta": [{}]}), "3.6", descriptors=True)
+    for meta in (None, {"fp4_padded": True}, {"is_im2col": True}):
+        kernel = kernel_like(metadata={"tensordesc_meta": [{}, meta]})
+        assert not lean.usable(kernel, "3.6", descriptors=True)
     assert not lean.usable(kernel_like(launch_cooperative_grid=True), "3.6")
     assert not lean.usable(kernel_like(launch_pdl=True), "3.6")
     monkeypatch.setattr(lean, "hooks_registered", lambda: True)

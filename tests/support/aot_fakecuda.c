@@ -139,6 +139,34 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
     }
     return 0;
 }
+/* cuTensorMapEncodeTiled: counts its calls, keeps its arguments in fake_map_arguments
+   ([0] type, [1] rank, [2] address, [3..7] sizes, [8..11] strides, [12..16] box,
+   [17..21] element strides, [22] interleave, [23] swizzle, [24] L2 promotion, [25] fill)
+   and writes the address, the rank and the count of encodings so far into the map. */
+int fake_encodes = 0;
+int fake_fail_encode = 0;
+uint64_t fake_map_arguments[26];
+CUresult cuTensorMapEncodeTiled(uint64_t *map, int type, unsigned rank, void *address,
+                                const uint64_t *sizes, const uint64_t *strides,
+                                const unsigned *box, const unsigned *element_strides,
+                                int interleave, int swizzle, int l2, int fill) {
+    if (fake_fail_encode) return fake_fail_encode;
+    fake_encodes++;
+    memset(fake_map_arguments, 0, sizeof fake_map_arguments);
+    fake_map_arguments[0] = (uint64_t)type; fake_map_arguments[1] = rank;
+    fake_map_arguments[2] = (uint64_t)(uintptr_t)address;
+    for (unsigned i = 0; i < rank && i < 5; i++) {
+        fake_map_arguments[3 + i] = sizes[i];
+        if (i + 1 < rank) fake_map_arguments[8 + i] = strides[i];
+        fake_map_arguments[12 + i] = box[i];
+        fake_map_arguments[17 + i] = element_strides[i];
+    }
+    fake_map_arguments[22] = (uint64_t)interleave; fake_map_arguments[23] = (uint64_t)swizzle;
+    fake_map_arguments[24] = (uint64_t)l2; fake_map_arguments[25] = (uint64_t)fill;
+    memset(map, 0, 128);
+    map[0] = (uint64_t)(uintptr_t)address; map[1] = rank; map[2] = (uint64_t)fake_encodes;
+    return 0;
+}
 static const char *fake_name = "CUDA_ERROR_FAKE";
 CUresult cuGetErrorName(CUresult error, const char **text) { (void)error; *text = fake_name; return 0; }
 CUresult cuGetErrorString(CUresult error, const char **text) { (void)error; *text = "stand-in libcuda"; return 0; }

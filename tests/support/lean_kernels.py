@@ -72,5 +72,49 @@ def describe_for_sm90() -> dict[str, dict[str, Any]]:
     return described
 
 
+def describe_gluon_for_sm90() -> dict[str, Any]:
+    """``nt_triton.hopper_scaled_mm``'s kernel (bfloat16 output, tensor-wise scales)
+    compiled for sm_90: its signature, its tensor descriptors' metadata, and the
+    compiled function's parameters as the PTX declares them (``"map"``: a 128-byte
+    TMA map passed by value)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from nt_triton import hopper_scaled_mm as m
+
+    def descriptor(kind: str, name: str) -> str:
+        return f"tensordesc<{kind}[128,128],{m._layout(128, name)!r}>"
+
+    signature = {
+        "a_desc": descriptor("fp8e4nv", "float8"), "b_desc": descriptor("fp8e4nv", "float8"),
+        "c_desc": descriptor("bf16", "bfloat16"), "scale_a": "*fp32", "scale_b": "*fp32",
+        "M": "i32", "N": "i32", "K": "i32", "rowwise": "constexpr", "stages": "constexpr",
+        "consumer_registers": "constexpr",
+    }  # fmt: skip
+    constants = {"rowwise": 0, "stages": m.STAGES, "consumer_registers": m._CONSUMER_REGISTERS}
+    binary = triton.compile(
+        GluonASTSource(m._kernel, signature, constants),
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": 4, "maxnreg": m._MAX_REGISTERS},
+    )
+    ptx = binary.asm["ptx"]
+    entry = ptx[ptx.index(".entry") :]
+    declared = entry[entry.index("(") + 1 : entry.index(")")].split(",")
+    kinds = ["map" if "[128]" in p else re.findall(r"\.param \.(\w+)", p)[0] for p in declared]
+    return {
+        "signature": list(binary.src.signature.values()),
+        "meta": [dict(meta) for meta in binary.metadata.tensordesc_meta],
+        "name": binary.metadata.name,
+        "num_warps": binary.metadata.num_warps,
+        "shared": binary.metadata.shared,
+        "ptx": kinds,
+    }
+
+
 if __name__ == "__main__":
-    print(json.dumps(describe_for_sm90()))
+    import sys
+
+    if sys.argv[1:] == ["gluon"]:
+        print(json.dumps(describe_gluon_for_sm90()))
+    else:
+        print(json.dumps(describe_for_sm90()))

@@ -25,9 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from nt_triton import knobs
-from nt_triton._launch.layout import parameter_layout
+from nt_triton._launch.layout import TensorMap, parameter_layout
 
-__all__ = ["NAME", "SOURCE", "build", "extension", "hooks_registered", "make_launch", "usable"]
+__all__ = [
+    "NAME",
+    "SOURCE",
+    "build",
+    "extension",
+    "hooks_registered",
+    "make_launch",
+    "tensor_map",
+    "usable",
+]
 
 NAME = "ninetoothed_lean_launch"
 """The extension module's name (its ``PyInit_`` function's)."""
@@ -98,37 +107,73 @@ def hooks_registered() -> bool:
     return bool(getattr(enter, "calls", None) or getattr(leave, "calls", None))
 
 
-def usable(kernel: Any, style: str) -> bool:
+def usable(kernel: Any, style: str, descriptors: bool = False) -> bool:
     """Whether launches of the loaded ``kernel`` may take the lean launcher.
 
     Only where its parameters are known to be Triton 3.6's (launcher style
     ``"3.6"``: no scratch memory), one CTA per program (no clusters), neither
-    cooperative nor programmatic-dependent launches, no tensor descriptors,
-    and no profiler's launch hooks (those run in Triton's launcher).
+    cooperative nor programmatic-dependent launches, and no profiler's launch
+    hooks (those run in Triton's launcher).  Tensor descriptors only where the
+    caller describes them (``descriptors``: :func:`tensor_map`) and Triton
+    lowered every one to a TMA map (its ``tensordesc_meta``), none of fp4.
     """
     metadata = kernel.metadata
     launcher = kernel.run
+    described = getattr(metadata, "tensordesc_meta", None)
+    if described and not (descriptors and all(map(_plain_map, described))):
+        return False
     return (
         style == "3.6"
         and getattr(metadata, "num_ctas", 1) == 1
         and not getattr(launcher, "launch_cooperative_grid", False)
         and not getattr(launcher, "launch_pdl", False)
-        and not getattr(metadata, "tensordesc_meta", None)
         and getattr(kernel, "src", None) is not None
         and not hooks_registered()
         and extension() is not None
     )
 
 
+def _plain_map(meta: dict[str, Any] | None) -> bool:
+    """Whether Triton lowered a descriptor to a tiled TMA map of whole elements (not fp4,
+    not im2col): what :func:`tensor_map` describes."""
+    return meta is not None and not meta.get("fp4_padded") and not meta.get("is_im2col")
+
+
+def tensor_map(descriptor: Any, meta: dict[str, Any]) -> TensorMap | None:
+    """How the lean launcher encodes ``descriptor`` (a host ``TensorDescriptor`` of the
+    call a launch is bound for) as Triton 3.6's launcher does (``make_tensordesc_arg``),
+    from the compiled kernel's ``meta`` of that parameter: its swizzle, element size
+    and (the device's numbering of) its element type.  None for a descriptor whose
+    float32 elements are rounded to tf32 (another data type, Triton 3.9's)."""
+    from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST
+
+    if not _plain_map(meta) or getattr(descriptor, "round_f32_to_tf32", False):
+        return None
+    return TensorMap(
+        data_type=TMA_DTYPE_DEVICE_TO_HOST[meta["elem_type"]],
+        swizzle=int(meta["swizzle"]),
+        fill=1 if getattr(descriptor, "padding", "zero") == "nan" else 0,
+        element_size=int(meta["elem_size"]),
+        shape=tuple(int(size) for size in descriptor.shape),
+        strides=tuple(int(stride) for stride in descriptor.strides),
+        block=tuple(int(size) for size in meta["block_size"]),
+    )
+
+
 def make_launch(
-    kernel: Any, order: tuple[str, ...], grid: tuple[int, int, int], bound: list[Any]
+    kernel: Any,
+    order: tuple[str, ...],
+    grid: tuple[int, int, int],
+    bound: list[Any],
+    maps: tuple[TensorMap, ...] = (),
 ) -> Any | None:
     """``launch(stream, *per_call)`` of ``kernel`` through the extension, or None where its
-    signature has no plain layout (:func:`~nt_triton._launch.layout.parameter_layout`)."""
+    signature has no plain layout (:func:`~nt_triton._launch.layout.parameter_layout`;
+    ``maps`` describes its tensor descriptors, whose per-call values are addresses)."""
     module = extension()
     if module is None:
         return None
-    layout = parameter_layout(list(kernel.src.signature.values()), order, bound)
+    layout = parameter_layout(list(kernel.src.signature.values()), order, bound, maps)
     if layout is None:
         return None
     metadata = kernel.metadata
@@ -143,6 +188,7 @@ def make_launch(
             slots=layout.slots,
             arity=layout.arity,
             keep=kernel,
+            maps=layout.maps,
         )
     except (ValueError, TypeError, OverflowError) as error:  # a grid past the driver's range
         _log.debug("lean launcher refused a launch, using Triton's launcher: %s", error)

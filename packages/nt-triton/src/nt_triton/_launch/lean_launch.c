@@ -11,6 +11,12 @@
  * Type codes (one per per-call value): p pointer (u64), b/h/i/q signed 8/16/32/64
  * bits, B/H/I/Q unsigned (truncated to the width, as Python's "B", "H", "I", "K"
  * argument formats do), e fp16, E bf16 (truncated from fp32), f fp32, d fp64.
+ *
+ * A tensor-map parameter (a TMA descriptor, 128 bytes passed by value) is
+ * described once (``maps``: data type, sizes, strides, box, swizzle, fill) and
+ * takes a per-call address: the map is encoded with cuTensorMapEncodeTiled,
+ * as Triton's launcher does on every call, but only when the address differs
+ * from the last one the Launch encoded (a map is a function of those values alone).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,6 +31,11 @@
 typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
 
+typedef CUresult (*encode_t)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                             const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                             const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
 typedef struct {
     CUresult (*ctx_get_current)(CUcontext *);
     CUresult (*device_get)(CUdevice *, int);
@@ -33,6 +44,7 @@ typedef struct {
     CUresult (*error_name)(CUresult, const char **);
     CUresult (*error_string)(CUresult, const char **);
     launch_t launch;
+    encode_t encode; /* NULL where the driver has none (before CUDA 12): no tensor maps */
 } Driver;
 
 static Driver driver;
@@ -78,6 +90,7 @@ static PyObject *load(PyObject *module, PyObject *argument) {
         }
         *symbols[i].slot = symbol;
     }
+    resolved.encode = (encode_t)dlsym(library, "cuTensorMapEncodeTiled");
     driver = resolved;
     driver_loaded = 1;
     Py_RETURN_NONE;
@@ -93,6 +106,22 @@ typedef struct {
     char code;          /* its C type */
 } Slot;
 
+/* Tensor-map parameters of one launch at most. */
+#define MAX_MAPS 16
+
+typedef struct {
+    uint16_t parameter; /* the kernel parameter it fills */
+    uint16_t value;     /* its address's place among the per-call values */
+    cuuint32_t rank;
+    int type, swizzle, fill;
+    cuuint64_t sizes[5];   /* innermost first, in elements */
+    cuuint64_t strides[4]; /* of the outer dimensions, innermost first, in bytes */
+    cuuint32_t box[5];     /* innermost first */
+    uint64_t address;      /* the address ``encoded`` holds a map of */
+    int has_encoded;
+    cuuint64_t encoded[CU_TENSOR_MAP_NUM_QWORDS]; /* unaligned copy of the last map */
+} MapSlot;
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -105,6 +134,8 @@ typedef struct {
     Py_ssize_t slot_count;
     uint64_t *constants;
     Slot *slots;
+    Py_ssize_t map_count;
+    MapSlot *maps;
 } Launch;
 
 /* The CUDA context Triton's launcher ensures: the current one, else device 0's primary. */
@@ -206,6 +237,38 @@ static void name_conversion_error(Launch *self, Slot *slot, PyObject *value) {
     Py_XDECREF(traceback);
 }
 
+/* Make ``map``'s cached map the one of the address ``value`` (encoded unless cached). */
+static int encode_map(Launch *self, MapSlot *map, PyObject *value) {
+    unsigned long long address = PyLong_AsUnsignedLongLong(value);
+    if (address == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyObject *type, *error, *traceback;
+        PyErr_Fetch(&type, &error, &traceback);
+        PyErr_Format(PyExc_TypeError, "%U: per-call value %d (%R) is no tensor map's address",
+                     self->name, (int)map->value, value);
+        Py_XDECREF(type);
+        Py_XDECREF(error);
+        Py_XDECREF(traceback);
+        return 0;
+    }
+    if (map->has_encoded && map->address == address) return 1;
+    static const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+    CUtensorMap fresh;
+    CUresult result = driver.encode(&fresh, (CUtensorMapDataType)map->type, map->rank,
+                                    (void *)(uintptr_t)address, map->sizes, map->strides,
+                                    map->box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    (CUtensorMapSwizzle)map->swizzle,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                    (CUtensorMapFloatOOBfill)map->fill);
+    if (result != CUDA_SUCCESS) {
+        set_cuda_error(self->name, "cuTensorMapEncodeTiled", result);
+        return 0;
+    }
+    memcpy(map->encoded, &fresh, sizeof(CUtensorMap));
+    map->address = address;
+    map->has_encoded = 1;
+    return 1;
+}
+
 static PyObject *launch_call(PyObject *callable, PyObject *const *args, size_t nargsf,
                              PyObject *kwnames) {
     Launch *self = (Launch *)callable;
@@ -231,6 +294,15 @@ static PyObject *launch_call(PyObject *callable, PyObject *const *args, size_t n
             name_conversion_error(self, slot, value);
             return NULL;
         }
+    }
+    /* Maps on the stack (aligned as CUtensorMap is), copied from the Launch's cache: the
+       cache may change in another thread's call while this one's launch runs. */
+    CUtensorMap maps[MAX_MAPS];
+    for (Py_ssize_t i = 0; i < self->map_count; i++) {
+        MapSlot *map = &self->maps[i];
+        if (!encode_map(self, map, args[1 + map->value])) return NULL;
+        memcpy(&maps[i], map->encoded, sizeof(CUtensorMap));
+        params[map->parameter] = &maps[i];
     }
     if (!ensure_context(self->name)) return NULL;
     CUresult result;
@@ -282,20 +354,87 @@ static int read_slots(Launch *self, PyObject *slots) {
     return ok;
 }
 
-/* Launch(name, function, grid, block, shared, constants, slots, arity, keep) */
+/* Read ``sequence`` (at most ``limit`` unsigned values) into ``out``; its length into ``count``. */
+static int read_values(PyObject *sequence, const char *what, Py_ssize_t limit, cuuint64_t *out,
+                       Py_ssize_t *count) {
+    PyObject *fast = PySequence_Fast(sequence, "a map's sizes, strides and box are sequences");
+    if (fast == NULL) return 0;
+    *count = PySequence_Fast_GET_SIZE(fast);
+    int ok = *count <= limit;
+    if (!ok) PyErr_Format(PyExc_ValueError, "a map's %s has %zd values, more than %zd", what,
+                          *count, limit);
+    for (Py_ssize_t i = 0; ok && i < *count; i++) {
+        out[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+        ok = !(out[i] == (unsigned long long)-1 && PyErr_Occurred());
+    }
+    Py_DECREF(fast);
+    return ok;
+}
+
+/* maps: (parameter, value, type, swizzle, fill, sizes, strides, box) for each tensor map. */
+static int read_maps(Launch *self, PyObject *maps) {
+    PyObject *sequence = PySequence_Fast(maps, "maps must be a sequence");
+    if (sequence == NULL) return 0;
+    self->map_count = PySequence_Fast_GET_SIZE(sequence);
+    int ok = 1;
+    if (self->map_count > MAX_MAPS) {
+        PyErr_Format(PyExc_ValueError, "%zd tensor maps, more than %d", self->map_count, MAX_MAPS);
+        ok = 0;
+    } else if (self->map_count > 0 && driver.encode == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the CUDA driver has no cuTensorMapEncodeTiled");
+        ok = 0;
+    }
+    if (ok) {
+        self->maps = PyMem_Calloc((size_t)self->map_count + 1, sizeof(MapSlot));
+        ok = self->maps != NULL;
+        if (!ok) PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; ok && i < self->map_count; i++) {
+        MapSlot *map = &self->maps[i];
+        int parameter, value, type, swizzle, fill;
+        PyObject *sizes, *strides, *box;
+        ok = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, i), "iiiiiOOO", &parameter,
+                              &value, &type, &swizzle, &fill, &sizes, &strides, &box);
+        Py_ssize_t rank = 0, stride_count = 0, box_count = 0;
+        cuuint64_t box_values[5];
+        ok = ok && read_values(sizes, "sizes", 5, map->sizes, &rank) &&
+             read_values(strides, "strides", 4, map->strides, &stride_count) &&
+             read_values(box, "box", 5, box_values, &box_count);
+        if (ok && (parameter < 0 || parameter >= self->parameters || value < 0 ||
+                   value >= self->arity || rank < 1 || stride_count != rank - 1 ||
+                   box_count != rank)) {
+            PyErr_Format(PyExc_ValueError, "map %zd is out of range or of inconsistent rank", i);
+            ok = 0;
+        }
+        for (Py_ssize_t d = 0; ok && d < rank; d++) map->box[d] = (cuuint32_t)box_values[d];
+        if (ok) {
+            map->parameter = (uint16_t)parameter;
+            map->value = (uint16_t)value;
+            map->rank = (cuuint32_t)rank;
+            map->type = type;
+            map->swizzle = swizzle;
+            map->fill = fill;
+        }
+    }
+    Py_DECREF(sequence);
+    return ok;
+}
+
+/* Launch(name, function, grid, block, shared, constants, slots, arity, keep, maps) */
 static int launch_init(PyObject *object, PyObject *args, PyObject *kwargs) {
     Launch *self = (Launch *)object;
     static char *keywords[] = {"name", "function", "grid", "block", "shared", "constants",
-                               "slots", "arity", "keep", NULL};
-    PyObject *name, *function, *grid, *block, *shared, *slots, *keep = Py_None;
+                               "slots", "arity", "keep", "maps", NULL};
+    PyObject *name, *function, *grid, *block, *shared, *slots, *keep = Py_None, *maps = NULL;
     Py_buffer constants;
     Py_ssize_t arity;
     if (!driver_loaded) {
         PyErr_SetString(PyExc_RuntimeError, "load() the CUDA driver before making a Launch");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOOOOy*On|O", keywords, &name, &function,
-                                     &grid, &block, &shared, &constants, &slots, &arity, &keep))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "UOOOOy*On|OO", keywords, &name, &function,
+                                     &grid, &block, &shared, &constants, &slots, &arity, &keep,
+                                     &maps))
         return -1;
     int ok = 0;
     if (self->constants != NULL) {
@@ -330,7 +469,7 @@ static int launch_init(PyObject *object, PyObject *args, PyObject *kwargs) {
         } else {
             memcpy(self->constants, constants.buf, (size_t)constants.len);
         }
-        ok = ok && read_slots(self, slots);
+        ok = ok && read_slots(self, slots) && (maps == NULL || read_maps(self, maps));
     }
     PyBuffer_Release(&constants);
     if (!ok) return -1;
@@ -348,6 +487,7 @@ static void launch_dealloc(PyObject *object) {
     Py_XDECREF(self->keep);
     PyMem_Free(self->constants);
     PyMem_Free(self->slots);
+    PyMem_Free(self->maps);
     Py_TYPE(object)->tp_free(object);
 }
 
