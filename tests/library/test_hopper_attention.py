@@ -61,7 +61,22 @@ def gluon_launches(monkeypatch):
         output.fill_(7)
 
     monkeypatch.setattr(hopper_attention, "launch", launch)
+    real_bind = hopper_attention.bind
+
+    def bind(query, key, value, output, scale, causal):  # a memo plan's site binds the
+        made = real_bind(query, key, value, output, scale, causal)  # launch: counted too
+        if made is None:
+            return None
+
+        def bound(query, key, value, output, scale):
+            calls.append((tuple(query.shape), causal))
+            made(query, key, value, output, scale)
+
+        return bound
+
+    monkeypatch.setattr(hopper_attention, "bind", bind)
     monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
+    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 0)
     monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
@@ -88,6 +103,31 @@ def compiles(monkeypatch):
     yield started, release
     release.set()
     hopper_attention._ASIDE.settle()
+
+
+@needs_gluon
+@pytest.mark.skipif(ON_GPU, reason="stands the GPU in")
+def test_a_plans_site_binds_the_launch_with_the_calls_tensors_and_scale(
+    gluon_launches, monkeypatch
+):
+    """The memo plan's site binds the Gluon launch from its first Gluon call, and its
+    later calls pass the bound launch their query, key, value, output and scale."""
+    binds, bound_calls = [], []
+
+    def bind(query, key, value, output, scale, causal):
+        binds.append((query, key, value, output, scale, causal))
+        return lambda *args: bound_calls.append(args) or args[3].fill_(5)
+
+    monkeypatch.setattr(hopper_attention, "bind", bind)
+    q, k, v = _qkv(1, 2, 24, 40)
+    for _ in range(3):  # the first call, the recording, the plan's first call
+        ops.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+    assert len(gluon_launches) == 3 and len(binds) == 1
+    assert binds[0][:3] == (q, k, v) and binds[0][4:] == (0.3, True)
+    result = ops.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+    assert len(gluon_launches) == 3 and torch.all(result == 5)
+    query, key, value, output, scale = bound_calls[-1]
+    assert (query, key, value, scale) == (q, k, v, 0.3) and output is result
 
 
 @needs_gluon
@@ -215,7 +255,7 @@ def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on
     from ninetoothed.library import pinned_block_sizes
 
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    monkeypatch.setattr(hopper, "WORK_FLOOR", 0)
+    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 0)
 
     def attention(q, k, v):
         return ops.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -228,7 +268,7 @@ def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on
         (graph,) = as_on_gpu
         assert ("auto_functionalized" in graph.code) == kept, d
         assert bool(launches(graph)) == (not kept), d
-    monkeypatch.setattr(hopper, "WORK_FLOOR", 2 * 2 * 40 * 40 * 128 + 1)  # just above
+    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 2 * 2 * 40 * 40 * 128 + 1)  # just above
     as_on_gpu.clear()
     torch._dynamo.reset()
     with pinned_block_sizes(16):
@@ -267,13 +307,21 @@ def test_the_operators_launch_takes_the_gluon_kernel(gluon_launches):
 
 
 def test_short_attention_keeps_the_generated_kernel(monkeypatch):
-    """Below the work floor the launch's host cost would outweigh the kernel."""
+    """Below the work floor the launch's host cost would outweigh the kernel (under
+    ``torch.compile``, where no plan binds the launch, below a higher floor)."""
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    q = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
-    k = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
-    short = torch.empty(4, 32, 1023, 128, dtype=torch.float16, device="meta")
-    assert hopper.WORK_FLOOR == 4 * 32 * 1024 * 1024 * 128
+    q = torch.empty(1, 16, 1024, 128, dtype=torch.float16, device="meta")
+    k = torch.empty(1, 16, 1024, 128, dtype=torch.float16, device="meta")
+    short = torch.empty(1, 16, 1023, 128, dtype=torch.float16, device="meta")
+    assert hopper.WORK_FLOOR == 16 * 1024 * 1024 * 128
     assert _work_fits(q, k) and not _work_fits(q, short)
+    assert hopper.COMPILED_WORK_FLOOR == 4 * 32 * 1024 * 1024 * 128
+
+    def kept(query, key):
+        return hopper._layout_fits(query, key, key, query, int, hopper.COMPILED_WORK_FLOOR)
+
+    big = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
+    assert kept(big, big) and not kept(big, big[:, :, :1023]) and not kept(q, k)
 
 
 def _work_fits(q, k):

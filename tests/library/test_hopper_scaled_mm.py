@@ -68,7 +68,22 @@ def gluon_launches(monkeypatch):
         output.fill_(7)
 
     monkeypatch.setattr(hopper_scaled_mm, "launch", launch)
+    real_bind = hopper_scaled_mm.bind
+
+    def bind(*args):  # a memo plan's site binds the launch: its calls are counted too
+        made = real_bind(*args)
+        if made is None:
+            return None
+
+        def bound(a, b, sa, sb, output):
+            calls.append((tuple(a.shape), b.shape[1], sa.numel() != 1))
+            made(a, b, sa, sb, output)
+
+        return bound
+
+    monkeypatch.setattr(hopper_scaled_mm, "bind", bind)
     monkeypatch.setattr(hopper_fp8, "WORK_FLOOR", 0)  # small shapes: several programs
+    monkeypatch.setattr(hopper_fp8, "COMPILED_WORK_FLOOR", 0)
     monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
@@ -117,6 +132,44 @@ def test_calls_that_do_not_fit_take_the_ninetoothed_kernel(gluon_launches, monke
 
 
 @needs_gluon
+@pytest.mark.skipif(ON_GPU, reason="stands the GPU in")
+def test_a_plans_site_binds_the_launch_once_then_checks_only_addresses(gluon_launches, monkeypatch):
+    """A memo plan's site binds the Gluon launch at its first Gluon call; its later calls
+    take the bound launch without ``fits`` while their addresses agree, and the route's
+    full path when they do not (a misaligned ``input`` of the same layout: the
+    NineToothed kernel, right)."""
+    binds, checks = [], []
+
+    def bind(*args):
+        binds.append(args)
+
+        def bound(a, b, sa, sb, output):
+            gluon_launches.append("bound")
+            output.fill_(5)
+
+        return bound
+
+    real_fits = hopper_fp8.fits
+    monkeypatch.setattr(hopper_scaled_mm, "bind", bind)
+    monkeypatch.setattr(hopper_fp8, "fits", lambda *args: checks.append(1) or real_fits(*args))
+    a, b, sa, sb = _operands(41, 48, 64, True, seed=4)
+    for _ in range(3):  # the first call, the recording, the plan's first call
+        assert torch.all(ops.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16) == 7)
+    assert len(gluon_launches) == 3 and len(binds) == 1 and len(checks) == 3
+    bound_from = [t.data_ptr() for t in binds[0]]  # the call's own tensors, in order
+    assert bound_from[:4] == [t.data_ptr() for t in (a, b, sa, sb)]
+    assert torch.all(ops.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16) == 5)
+    assert gluon_launches[-1] == "bound" and len(checks) == 3
+    room = torch.empty(a.numel() + 8, dtype=FLOAT8, device=DEVICE)
+    shifted = room[8:].view(a.shape)  # the same sizes and strides, 8 bytes off
+    shifted.copy_(a)
+    result = ops.scaled_mm(shifted, b, sa, sb, out_dtype=torch.bfloat16)
+    _close(result, _expected(a, b, sa, sb), torch.bfloat16)
+    assert len(gluon_launches) == 4 and len(checks) == 4 and len(binds) == 1
+    assert torch.all(ops.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16) == 5)
+
+
+@needs_gluon
 def test_only_float32_sums_are_routed():
     """``scaled_mm``'s kernels with float32 sums (tensor-wise or row-wise, persistent or
     not) take the Gluon route; fast accumulation and other kernels keep their launch,
@@ -148,18 +201,23 @@ def test_a_row_or_a_column_of_scales_of_one_element_is_rowwise():
 
 
 def test_small_products_keep_the_generated_kernel(monkeypatch):
-    """Below the work floor the launch's host cost would outweigh the kernel."""
+    """Below the work floor the launch's host cost would outweigh the kernel (under
+    ``torch.compile``, where no plan binds the launch, below a higher floor)."""
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    assert hopper_fp8.WORK_FLOOR == 4096 * 4096 * 4096
+    assert hopper_fp8.WORK_FLOOR == 2048 * 2048 * 2048
+    assert hopper_fp8.COMPILED_WORK_FLOOR == 4096 * 4096 * 4096
 
-    def fits(m, n, k):
+    def fits(m, n, k, floor):
         a = torch.empty(m, k, dtype=FLOAT8, device="meta")
         b = torch.empty(n, k, dtype=FLOAT8, device="meta").t()
         scale = torch.empty((), device="meta")
         out = torch.empty(m, n, dtype=torch.bfloat16, device="meta")
-        return hopper_fp8._layout_fits(a, b, scale, scale, out, number=int)
+        return hopper_fp8._layout_fits(a, b, scale, scale, out, number=int, floor=floor)
 
-    assert fits(4096, 4096, 4096) and not fits(4096, 4096, 4080)
+    eager, compiled = hopper_fp8.WORK_FLOOR, hopper_fp8.COMPILED_WORK_FLOOR
+    assert fits(2048, 2048, 2048, eager) and not fits(2048, 2048, 2032, eager)
+    assert fits(4096, 4096, 4096, compiled) and not fits(4096, 4096, 4080, compiled)
+    assert not fits(2048, 2048, 2048, compiled)
 
 
 def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
@@ -204,7 +262,7 @@ def test_compiled_scaled_mm_keeps_the_operator_that_takes_the_gluon_kernel(as_on
     from ninetoothed.library import pinned_block_sizes
 
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    monkeypatch.setattr(hopper_fp8, "WORK_FLOOR", 0)
+    monkeypatch.setattr(hopper_fp8, "COMPILED_WORK_FLOOR", 0)
     for fast, kept in ((False, True), (True, False)):
 
         def product(a, b, sa, sb, fast=fast):

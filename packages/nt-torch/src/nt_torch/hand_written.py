@@ -22,12 +22,13 @@ __all__ = ["keeps_the_operator", "substitute"]
 _ROUTES = (hopper, hopper_fp8)
 
 
-def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
+def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
     """``launch`` (``kernel``'s launch) wrapped by the route that ``kernel`` belongs to, if
     any: a launch of the same arguments that takes the hand-written kernel where it
-    fits."""
+    fits.  ``site``: the launch of one site of a memo's plan, whose calls share one
+    layout and their scalars (the route binds its kernel's launch once)."""
     for route in _ROUTES:
-        routed: Callable[..., Any] = route.substitute(kernel, launch)
+        routed: Callable[..., Any] = route.substitute(kernel, launch, site)
         if routed is not launch:
             return routed
     return launch

@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 __all__ = [
+    "COMPILED_WORK_FLOOR",
     "WORK_FLOOR",
+    "Binding",
     "contiguous",
     "fits",
     "keeps_the_operator",
+    "aligned",
     "on_hopper",
     "route",
     "substitute",
@@ -40,20 +44,43 @@ __all__ = [
 
 _DTYPES = (torch.float16, torch.bfloat16)
 
-WORK_FLOOR = 2**34
-"""The least ``batch x heads x queries x keys x 128`` the Gluon kernel takes: the smallest
-shape it was measured faster at on an H100, (4, 32, 1024, 1024, 128).  Below it the
-generated kernel keeps the call: Triton's launch of a kernel with tensor descriptors
-costs tens of microseconds on the host, more than a short attention takes on the GPU,
-where the generated kernel's launch costs a few."""
+WORK_FLOOR = 2**31
+"""The least ``batch x heads x queries x keys x 128`` the Gluon kernel takes: 16 heads of
+1024 queries and keys.  Measured through the op on an H100 (torch time / ours, the Gluon
+route against the generated kernel, a memo plan's bound launch): (1, 16, 1024) causal
+0.977 against 0.855 and not causal 0.843 against 0.870; (2, 32, 1024) not causal 0.855
+against 0.733; (2, 16, 2048) causal 0.964 against 0.832; below, (1, 16, 512) causal
+0.952 against 1.047.  Calls that are no plan's (a first call, the recording) take the
+route's full checks, tens of microseconds more."""
+
+COMPILED_WORK_FLOOR = 2**34
+"""The least work at which a call traced by ``torch.compile`` keeps the generic operator
+(:func:`keeps_the_operator`) rather than go to Inductor as the NineToothed kernel: the
+operator's launch takes the route's full checks on every call (no plan binds it), about
+90 us on the host, which only kernels of this size outlast ((4, 32, 1024, 1024, 128):
+measured faster so)."""
 
 
-def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
+@dataclass(frozen=True)
+class Binding:
+    """How a route binds its Gluon kernel's launch at a memo plan's site, whose calls all
+    have one layout and the same scalars: only the addresses differ."""
+
+    bind: Callable[..., Callable[..., Any] | None]
+    """The launch of the site's calls from one of them (the arguments as the route's),
+    or None where none can be bound (the kernel module's ``bind``)."""
+    addresses: Callable[..., Hashable]
+    """What a call's addresses decide (the tensors' types and 16-byte alignment): the
+    bound launch serves the calls that agree on it with the one it was bound from."""
+
+
+def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
     """``launch`` (the kernel's launch) where ``kernel`` is not the library's attention
     forward at heads of 128, or the Gluon kernel cannot run here; else a launch of
     the same arguments ``(query, key, value, scale, causal, output)`` that takes
     the Gluon kernel for each call it :func:`fits` with a positive, finite scale,
-    and ``launch`` for the others."""
+    and ``launch`` for the others.  At a memo plan's ``site`` the Gluon launch is
+    bound once (:class:`Binding`)."""
     if not _routed(kernel):
         return launch
     from nt_triton import hopper_attention
@@ -69,7 +96,19 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     def gluon(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> None:
         hopper_attention.launch(query, key, value, output, float(scale), bool(causal))
 
-    return route(launch, 6, fitting, ready, gluon)
+    def bind(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
+        made = hopper_attention.bind(query, key, value, output, float(scale), bool(causal))
+        if made is None:
+            return None
+        return lambda query, key, value, scale, causal, output: made(
+            query, key, value, output, scale
+        )
+
+    def addresses(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
+        return aligned(query, key, value, output)
+
+    binding = Binding(bind, addresses) if site else None
+    return route(launch, 6, fitting, ready, gluon, binding)
 
 
 def route(
@@ -78,6 +117,7 @@ def route(
     fitting: Callable[..., bool],
     ready: Callable[..., bool],
     gluon: Callable[..., Any],
+    binding: Binding | None = None,
 ) -> Callable[..., Any]:
     """A launch of the same ``arity`` positional arguments as ``launch`` that calls
     ``gluon`` (the Gluon kernel's launch) with them where ``fitting`` says it computes
@@ -85,19 +125,25 @@ def route(
     ready`'s keywords) that it is compiled, on the first tensor's device; else
     ``launch``.  A fitting call that finds the Gluon kernel not compiled takes
     ``launch`` and then starts the compile in the background (:func:`_compiled`);
-    any other call (keywords, another count) takes ``launch``, which checks it."""
+    any other call (keywords, another count) takes ``launch``, which checks it.
+
+    With a ``binding`` (a memo plan's site), the first Gluon launch also binds one, and
+    the later calls whose addresses agree with that one's take it at once: nothing
+    else of theirs can differ, so ``fitting`` and ``ready`` would say the same."""
+    site: list[Any] = []  # once bound: [the bound launch or None, its addresses, its device]
 
     def routed(*args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != arity:  # not the op's call: the kernel checks it
             return launch(*args, **kwargs)
+        if site and site[0] is not None and binding.addresses(*args) == site[1]:  # type: ignore[union-attr]
+            return _on(site[2], site[0], args)
         fits_here = fitting(*args)
         if fits_here and _compiled(ready, args, start=False):
             index = args[0].device.index
-            if index is not None and torch._C._cuda_getDevice() != index:  # Triton launches
-                # on the current device: make the tensors' device current, as the adapter does
-                with torch.cuda.device(index):
-                    return gluon(*args)
-            return gluon(*args)
+            result = _on(index, gluon, args)
+            if binding is not None and not site:
+                site[:] = [binding.bind(*args), binding.addresses(*args), index]
+            return result
         result = launch(*args)
         if fits_here:  # the Gluon kernel's compile starts once this call's own (and its
             # tuning: compiles in worker processes) is done, rather than compete with it
@@ -105,6 +151,21 @@ def route(
         return result
 
     return routed
+
+
+def _on(index: int | None, launch: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """``launch(*args)`` with CUDA device ``index`` current: Triton launches on the current
+    device, so the tensors' device is made current, as the adapter does."""
+    if index is not None and torch._C._cuda_getDevice() != index:
+        with torch.cuda.device(index):
+            return launch(*args)
+    return launch(*args)
+
+
+def aligned(*tensors: Any) -> tuple[bool, ...]:
+    """Whether each of ``tensors`` is a plain tensor (no subclass: fakes, wrappers) at a
+    16-byte aligned address, what TMA copies need."""
+    return tuple(type(t) is torch.Tensor and t.data_ptr() % 16 == 0 for t in tensors)
 
 
 def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:
@@ -119,7 +180,7 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     query, key, value, scale, _, output = args
     if not isinstance(scale, (int, float)) or not 0 < scale < math.inf:
         return False
-    return _layout_fits(query, key, value, output, hint)
+    return _layout_fits(query, key, value, output, hint, COMPILED_WORK_FLOOR)
 
 
 def _routed(kernel: Any) -> bool:
@@ -186,15 +247,16 @@ def fits(query: Any, key: Any, value: Any, output: Any) -> bool:
     tensors = (query, key, value, output)
     if not all(type(t) is torch.Tensor for t in tensors):  # subclasses (fakes, wrappers): no
         return False
-    if not _layout_fits(query, key, value, output, int):
+    if not _layout_fits(query, key, value, output, int, WORK_FLOOR):
         return False
     return all(t.data_ptr() % 16 == 0 for t in tensors)
 
 
 def _layout_fits(
-    query: Any, key: Any, value: Any, output: Any, number: Callable[[Any], int]
+    query: Any, key: Any, value: Any, output: Any, number: Callable[[Any], int], floor: int
 ) -> bool:
-    """:func:`fits` but for the addresses, on the sizes and strides as ``number`` reads them."""
+    """:func:`fits` but for the addresses, on the sizes and strides as ``number`` reads them,
+    with at least ``floor`` work."""
     tensors = (query, key, value, output)
     dtype = query.dtype
     if dtype not in _DTYPES or any(t.dtype != dtype for t in tensors):
@@ -205,7 +267,7 @@ def _layout_fits(
     l_k = number(key.shape[2])
     if head != 128 or number(key.shape[3]) != 128 or l_q == 0 or l_k == 0:
         return False
-    if batch * heads == 0 or batch * heads * l_q * l_k * head < WORK_FLOOR:
+    if batch * heads == 0 or batch * heads * l_q * l_k * head < floor:
         return False
     for t in (query, key, value):
         strides = [number(stride) for stride in t.stride()]

@@ -20,24 +20,29 @@ import torch
 
 from nt_torch import hopper
 
-__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
+__all__ = ["COMPILED_WORK_FLOOR", "WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
 
 _OUTPUTS = (torch.float16, torch.bfloat16, torch.float32)
 
-WORK_FLOOR = 2**36
-"""The least ``M x N x K`` the Gluon kernel takes: 4096^3, the smallest product measured
-faster through the op on an H100 (1.00-1.04 of cuBLAS against 0.72-0.76).  A routed
-call costs the host about 92 us there, the generated kernel's call 19 us, and the
-kernels take 106 and about 150 us: in a loop of calls the route wins only while its
-kernel outlasts its host cost, so a product of half the work (about 53 against 75 us
-of kernel) would already be slower routed.  The crossover itself is not measured."""
+WORK_FLOOR = 2**33
+"""The least ``M x N x K`` the Gluon kernel takes: 2048^3.  Measured through the op on an
+H100 (row-wise scales, bfloat16; torch time / ours, the Gluon route against the
+generated kernel, a memo plan's bound launch): 4096^3 1.034 against 0.792, 2048^3
+0.963 against 0.762; below, 1024^3 0.953 against 1.071 and 512^3 1.022 against 1.188
+(kernels of 10 us and less).  Calls that are no plan's take the route's full checks."""
+
+COMPILED_WORK_FLOOR = 2**36
+"""The least ``M x N x K`` at which a call traced by ``torch.compile`` keeps the generic
+operator (as :data:`nt_torch.hopper.COMPILED_WORK_FLOOR`): 4096^3, where the route's
+full checks (about 92 us a call on the host) are shorter than the kernel (106 us)."""
 
 
-def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
+def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
     """``launch`` where ``kernel`` is not the library's ``scaled_mm`` with float32 sums,
     or the Gluon kernel cannot run here; else a launch of the same arguments
     ``(input, mat2, scale_a, scale_b, output)`` that takes the Gluon kernel for each
-    call it :func:`fits`, and ``launch`` for the others."""
+    call it :func:`fits`, and ``launch`` for the others.  At a memo plan's ``site`` the
+    Gluon launch is bound once (:class:`nt_torch.hopper.Binding`)."""
     if not _routed(kernel):
         return launch
     from nt_triton import hopper_scaled_mm
@@ -48,7 +53,12 @@ def substitute(kernel: Any, launch: Callable[..., Any]) -> Callable[..., Any]:
     def gluon(*args: Any) -> None:
         hopper_scaled_mm.launch(*args)  # looked up per call, as attention's
 
-    return hopper.route(launch, 5, fits, ready, gluon)
+    def addresses(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Any:
+        # The scales' alignment is part of the compiled kernel's key, not of fits.
+        return hopper.aligned(input, mat2, output, scale_a, scale_b)
+
+    binding = hopper.Binding(hopper_scaled_mm.bind, addresses) if site else None
+    return hopper.route(launch, 5, fits, ready, gluon, binding)
 
 
 def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:
@@ -56,7 +66,11 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     ``torch.compile`` so that its launch may take the Gluon kernel: everything
     :func:`fits` checks but the addresses, on the sizes' example values (``hint``),
     as :func:`nt_torch.hopper.keeps_the_operator` does for attention."""
-    return len(args) == 5 and _routed(kernel) and _layout_fits(*args, number=hint)
+    return (
+        len(args) == 5
+        and _routed(kernel)
+        and _layout_fits(*args, number=hint, floor=COMPILED_WORK_FLOOR)
+    )
 
 
 def _routed(kernel: Any) -> bool:
@@ -84,15 +98,22 @@ def fits(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> bool
     tensors = (input, mat2, scale_a, scale_b, output)
     if not all(type(t) is torch.Tensor for t in tensors):  # subclasses (fakes, wrappers): no
         return False
-    if not _layout_fits(*tensors, number=int):
+    if not _layout_fits(*tensors, number=int, floor=WORK_FLOOR):
         return False
     return all(t.data_ptr() % 16 == 0 for t in (input, mat2, output))
 
 
 def _layout_fits(
-    input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any, number: Callable[[Any], int]
+    input: Any,
+    mat2: Any,
+    scale_a: Any,
+    scale_b: Any,
+    output: Any,
+    number: Callable[[Any], int],
+    floor: int,
 ) -> bool:
-    """:func:`fits` but for the addresses, on the sizes and strides as ``number`` reads them."""
+    """:func:`fits` but for the addresses, on the sizes and strides as ``number`` reads them,
+    with at least ``floor`` products."""
     tensors = (input, mat2, scale_a, scale_b, output)
     if input.dtype != torch.float8_e4m3fn or mat2.dtype != torch.float8_e4m3fn:
         return False
@@ -104,7 +125,7 @@ def _layout_fits(
         return False
     m, k = (number(size) for size in input.shape)
     n = number(mat2.shape[1])
-    if min(m, n, k) <= 0 or m * n * k < WORK_FLOOR:
+    if min(m, n, k) <= 0 or m * n * k < floor:
         return False
     rows, columns = (number(stride) for stride in input.stride())
     if columns != 1 or rows <= 0 or rows % 16:  # row-major, rows 16 bytes apart

@@ -10,6 +10,7 @@ from here, which are None where the installed Triton lacks them
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 copy_in: Any
@@ -18,6 +19,7 @@ copy_out: Any
 __all__ = [
     "TensorDescriptor",
     "available",
+    "bind",
     "copy_in",
     "copy_out",
     "descriptor",
@@ -27,6 +29,7 @@ __all__ = [
     "mbarrier",
     "run",
     "specialised",
+    "streams",
     "tma",
     "warm",
     "warpgroup_mma",
@@ -101,6 +104,54 @@ def run(
         compiled[grid[0], 1, 1](*arguments)
     else:
         jit[grid](*arguments, **options)
+
+
+def bind(
+    compiled: Any, grid: tuple[int], arguments: tuple[Any, ...], per_call: Sequence[int]
+) -> Callable[..., Any] | None:
+    """``launch(stream, *values)``: ``compiled`` launched on the 1-D ``grid`` with
+    ``arguments`` (every parameter's), but for the positions in ``per_call``, whose
+    values each call passes in that order: a tensor descriptor's as its tensor's
+    address, a pointer's as its address, a scalar.  Through the lean C launcher
+    (:mod:`nt_triton._launch.lean`), which encodes each descriptor's TMA map from its
+    address where Triton's launcher takes a descriptor object and validates it: the
+    calls of one layout (the routes' sites) cost a few microseconds, not :func:`run`'s
+    13-20.  None where that launcher does not serve the kernel (another Triton than
+    3.6, a profiler's launch hooks, no C compiler or driver): :func:`run` launches."""
+    from nt_triton._launch import compiled as loaded
+    from nt_triton._launch import lean
+
+    if not lean.usable(compiled, loaded.launcher_style(compiled), descriptors=True):
+        return None
+    metas = list(getattr(compiled.metadata, "tensordesc_meta", None) or ())
+    order: list[str] = []
+    bound: list[Any] = []
+    maps = []
+    for position, argument in enumerate(arguments):
+        if isinstance(argument, TensorDescriptor):
+            if position not in per_call or not metas:
+                return None  # a bound descriptor has no map here
+            described = lean.tensor_map(argument, metas.pop(0))
+            if described is None:
+                return None
+            maps.append(described)
+        if position in per_call:
+            order.append(f"p{list(per_call).index(position)}")
+        else:
+            order.append(f"a{len(bound)}")
+            bound.append(argument)
+    if metas:
+        return None
+    return lean.make_launch(compiled, tuple(order), (grid[0], 1, 1), bound, tuple(maps))
+
+
+def streams() -> Callable[[int], int]:
+    """``current(device)``: the current CUDA stream of a device, as Triton's launches take it
+    (looked up once: Triton's driver is a lazy proxy)."""
+    from triton.runtime import driver
+
+    current: Callable[[int], int] = driver.active.get_current_stream
+    return current
 
 
 def specialised(*integers: int) -> tuple[tuple[bool, bool, bool], ...]:

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
+from nt_triton import _gluon_hopper
 from nt_triton._compile_aside import Aside
 from nt_triton._gluon_hopper import (
     available,
@@ -57,7 +58,7 @@ from nt_triton._gluon_hopper import (
 )
 from nt_triton._gluon_hopper import descriptor as _descriptor
 
-__all__ = ["HEAD", "STAGES", "available", "launch", "ready", "settle"]
+__all__ = ["HEAD", "STAGES", "available", "bind", "launch", "ready", "settle"]
 
 HEAD = 128
 """The head dimension this kernel is built and measured for."""
@@ -374,6 +375,33 @@ def launch(
     grid, arguments = _arguments(query, key, value, output, scale, causal, processors)
     compiled = _ASIDE.compiled(_key(query, key, output, causal))
     run(_forward, compiled, grid, arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
+
+
+def bind(
+    query: Any, key: Any, value: Any, output: Any, scale: float, causal: bool
+) -> Callable[[Any, Any, Any, Any, float], None] | None:
+    """:func:`launch` for the calls of this mask whose tensors have these ones' sizes,
+    strides, types, device and alignment (the caller's to guarantee: a memo plan's
+    site), taking ``(query, key, value, output, scale)``, at a few microseconds of host
+    time a call (as :func:`nt_triton.hopper_scaled_mm.bind`).  None until :func:`ready`
+    has compiled the kernel for them, or where the lean launcher does not serve it."""
+    from nt_triton import _persistent_grid
+
+    compiled = _ASIDE.compiled(_key(query, key, output, causal))
+    if compiled is None:
+        return None
+    processors = _persistent_grid.program_cap()
+    grid, arguments = _arguments(query, key, value, output, scale, causal, processors)
+    made = _gluon_hopper.bind(compiled, grid, arguments, (0, 1, 2, 3, 10))
+    if made is None:
+        return None
+    device, current, log2e = query.device.index, _gluon_hopper.streams(), math.log2(math.e)
+
+    def bound(query: Any, key: Any, value: Any, output: Any, scale: float) -> None:
+        made(current(device), query.data_ptr(), key.data_ptr(), value.data_ptr(),
+             output.data_ptr(), scale * log2e)  # fmt: skip
+
+    return bound
 
 
 def ready(

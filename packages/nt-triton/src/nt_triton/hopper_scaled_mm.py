@@ -30,9 +30,10 @@ with 16-byte aligned rows: :func:`nt_torch.hopper_fp8.fits` checks.
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
+from nt_triton import _gluon_hopper
 from nt_triton._compile_aside import Aside
 from nt_triton._gluon_hopper import (
     available,
@@ -51,7 +52,7 @@ from nt_triton._gluon_hopper import (
     warpgroup_mma_wait,
 )
 
-__all__ = ["BLOCK", "STAGES", "available", "launch", "ready", "settle"]
+__all__ = ["BLOCK", "STAGES", "available", "bind", "launch", "ready", "settle"]
 
 BLOCK = 128
 """Rows and columns of an output tile."""
@@ -242,6 +243,40 @@ def launch(
     grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors)
     compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output))
     run(_kernel, compiled, grid, arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
+
+
+def bind(
+    input: Any,
+    mat2: Any,
+    scale_a: Any,
+    scale_b: Any,
+    output: Any,
+    processors: int | None = None,
+) -> Callable[[Any, Any, Any, Any, Any], None] | None:
+    """:func:`launch` for the calls whose tensors have these ones' sizes, strides, types,
+    device and alignment to 16 bytes (the caller's to guarantee: a memo plan's site),
+    at a few microseconds of host time a call: the lean C launcher with everything
+    but the five addresses fixed (:func:`nt_triton._gluon_hopper.bind`).  None until
+    :func:`ready` has compiled the kernel for these arguments, or where that launcher
+    does not serve it."""
+    from nt_triton import _persistent_grid
+
+    compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output))
+    if compiled is None:
+        return None
+    processors = processors or _persistent_grid.program_cap()
+    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors)
+    # Per call: the three descriptors' tensors (arguments 0-2) and the scales (3, 4).
+    made = _gluon_hopper.bind(compiled, grid, arguments, (0, 1, 2, 3, 4))
+    if made is None:
+        return None
+    device, current = input.device.index, _gluon_hopper.streams()
+
+    def bound(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> None:
+        made(current(device), input.data_ptr(), mat2.data_ptr(), output.data_ptr(),
+             scale_a.data_ptr(), scale_b.data_ptr())  # fmt: skip
+
+    return bound
 
 
 def ready(
