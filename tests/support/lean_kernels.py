@@ -83,15 +83,18 @@ def describe_gluon_for_sm90() -> dict[str, Any]:
     from nt_triton import hopper_scaled_mm as m
 
     def descriptor(kind: str, name: str) -> str:
-        return f"tensordesc<{kind}[128,128],{m._layout(128, name)!r}>"
+        return f"tensordesc<{kind}[128,128],{m._layout((128, 128), name)!r}>"
 
     signature = {
         "a_desc": descriptor("fp8e4nv", "float8"), "b_desc": descriptor("fp8e4nv", "float8"),
         "c_desc": descriptor("bf16", "bfloat16"), "scale_a": "*fp32", "scale_b": "*fp32",
-        "M": "i32", "N": "i32", "K": "i32", "rowwise": "constexpr", "stages": "constexpr",
-        "consumer_registers": "constexpr",
+        "M": "i32", "N": "i32", "K": "i32", "rowwise": "constexpr", "fast": "constexpr",
+        "stages": "constexpr", "consumer_registers": "constexpr",
     }  # fmt: skip
-    constants = {"rowwise": 0, "stages": m.STAGES, "consumer_registers": m._CONSUMER_REGISTERS}
+    constants = {
+        "rowwise": 0, "fast": False, "stages": m.STAGES,
+        "consumer_registers": m._CONSUMER_REGISTERS,
+    }  # fmt: skip
     binary = triton.compile(
         GluonASTSource(m._kernel, signature, constants),
         target=GPUTarget("cuda", 90, 32),

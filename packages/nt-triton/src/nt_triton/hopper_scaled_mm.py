@@ -68,6 +68,15 @@ tensor-wise and row-wise scales) 5 stages measured 0.993 / 1.006 at 4096^3 and 0
 0.971 at 8192^3, 4 stages 0.944 / 0.957 and 0.965 / 0.951, 3 stages 0.74-0.78.  Five
 32 KiB stages and a float32 output tile (64 KiB) fit an H100's 227 KiB."""
 
+FAST_BLOCK_N = 256
+"""Columns of an output tile with fast accumulation (one 128-register accumulator)."""
+
+FAST_STAGES = 3
+"""Steps in flight with fast accumulation: 3 x 48 KiB and a 64 KiB 16-bit output tile.
+On an H100 it measured 0.99 / 0.99 of ``torch._scaled_mm(..., use_fast_accum=True)``
+at 4096^3 and 0.995 / 0.984 at 8192^3 (tensor-wise / row-wise scales), against 0.955
+/ 0.964 and 0.997 / 0.979 for the generated kernel."""
+
 GROUP_M = 8
 """Rows of tiles a program group walks before the next columns (L2 reuse)."""
 
@@ -168,17 +177,59 @@ if gluon is not None:
                 done = warpgroup_mma_wait(0, deps=(part,))
             mbarrier.arrive(empty.index((it - 1) % stages))
             acc = acc + done
-
-            rows = pid_m * bm + gl.arange(0, bm, layout=gl.SliceLayout(1, layout))
-            cols = pid_n * bn + gl.arange(0, bn, layout=gl.SliceLayout(0, layout))
-            if rowwise:
-                by_row = gl.load(scale_a + rows, mask=rows < M, other=0.0)
-                by_column = gl.load(scale_b + cols, mask=cols < N, other=0.0)
-                out = acc * gl.expand_dims(by_row, 1) * gl.expand_dims(by_column, 0)
-            else:
-                out = acc * (gl.load(scale_a) * gl.load(scale_b))
-            _store(c_desc, c_smem, out, pid_m * bm, pid_n * bn)
+            _finish(acc, pid_m, pid_n, args)
         _drain()
+
+    @gluon.jit
+    def _consume_fast(args):
+        """:func:`_consume` with the tensor cores' own accumulation over all of ``k``
+        (``use_fast_accum``): one accumulator, each step's products added to it."""
+        (a_desc, b_desc, c_desc, scale_a, scale_b, a_smem, b_smem, c_smem, ready, empty,
+         M, N, K, rowwise) = args  # fmt: skip
+        bm: gl.constexpr = a_desc.block_type.shape[0]
+        bn: gl.constexpr = b_desc.block_type.shape[0]
+        stages: gl.constexpr = a_smem.type.shape[0]
+        layout: gl.constexpr = gl.NVMMADistributedLayout(
+            version=[3, 0], warps_per_cta=[8, 1], instr_shape=[16, bn, 32]
+        )
+        m_tiles = gl.cdiv(M, bm)
+        n_tiles = gl.cdiv(N, bn)
+        steps = gl.cdiv(K, a_desc.block_type.shape[1])
+        it = 0
+        for tile in range(gl.program_id(0), m_tiles * n_tiles, gl.num_programs(0)):
+            pid_m, pid_n = _tile(tile, m_tiles, n_tiles)
+            acc = gl.zeros([bm, bn], gl.float32, layout)
+            for k in range(steps):
+                s = it % stages
+                mbarrier.wait(ready.index(s), (it // stages) & 1)
+                b = b_smem.index(s).permute((1, 0))
+                acc = warpgroup_mma(a_smem.index(s), b, acc, use_acc=k > 0, is_async=True)
+                acc = warpgroup_mma_wait(1, deps=(acc,))  # the step before is complete
+                mbarrier.arrive(empty.index((it - 1) % stages), pred=k > 0)
+                it += 1
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(empty.index((it - 1) % stages))
+            _finish(acc, pid_m, pid_n, args)
+        _drain()
+
+    @gluon.jit
+    def _finish(acc, pid_m, pid_n, args):
+        """Scale the tile's sums (one scale each, or a row's and a column's) and store
+        them."""
+        (a_desc, b_desc, c_desc, scale_a, scale_b, a_smem, b_smem, c_smem, ready, empty,
+         M, N, K, rowwise) = args  # fmt: skip
+        layout: gl.constexpr = acc.type.layout
+        bm: gl.constexpr = acc.type.shape[0]
+        bn: gl.constexpr = acc.type.shape[1]
+        rows = pid_m * bm + gl.arange(0, bm, layout=gl.SliceLayout(1, layout))
+        cols = pid_n * bn + gl.arange(0, bn, layout=gl.SliceLayout(0, layout))
+        if rowwise:
+            by_row = gl.load(scale_a + rows, mask=rows < M, other=0.0)
+            by_column = gl.load(scale_b + cols, mask=cols < N, other=0.0)
+            out = acc * gl.expand_dims(by_row, 1) * gl.expand_dims(by_column, 0)
+        else:
+            out = acc * (gl.load(scale_a) * gl.load(scale_b))
+        _store(c_desc, c_smem, out, pid_m * bm, pid_n * bn)
 
     @gluon.jit
     def _drain():
@@ -196,7 +247,7 @@ if gluon is not None:
     @gluon.jit
     def _kernel(
         a_desc, b_desc, c_desc, scale_a, scale_b, M, N, K, rowwise,
-        stages: gl.constexpr, consumer_registers: gl.constexpr,
+        fast: gl.constexpr, stages: gl.constexpr, consumer_registers: gl.constexpr,
     ):  # fmt: skip
         a_smem = gl.allocate_shared_memory(
             a_desc.dtype, [stages] + a_desc.block_type.shape, a_desc.layout
@@ -213,7 +264,15 @@ if gluon is not None:
             mbarrier.init(empty.index(i), count=1)
         args = (a_desc, b_desc, c_desc, scale_a, scale_b, a_smem, b_smem, c_smem, ready,
                 empty, M, N, K, rowwise)  # fmt: skip
-        gl.warp_specialize([(_produce, (args,)), (_consume, (args,))], [8], [consumer_registers])
+        # Worker partitions take constexprs as run-time values: a consumer per mode.
+        if fast:
+            gl.warp_specialize(
+                [(_produce, (args,)), (_consume_fast, (args,))], [8], [consumer_registers]
+            )
+        else:
+            gl.warp_specialize(
+                [(_produce, (args,)), (_consume, (args,))], [8], [consumer_registers]
+            )
 
 
 def launch(
@@ -223,6 +282,7 @@ def launch(
     scale_b: Any,
     output: Any,
     processors: int | None = None,
+    fast: bool = False,
 ) -> None:
     """Write ``(input * scale_a) @ (mat2 * scale_b)`` into ``output`` (M, N), each step of
     128 along ``k`` summed by the tensor cores and added in float32.  The caller has
@@ -230,7 +290,9 @@ def launch(
     and ``mat2`` (K, N) column-major float8_e4m3fn with 16-byte aligned addresses and
     rows, float32 scales of one element each or ``(M, 1)`` and ``(1, N)`` with
     consecutive elements, ``output`` contiguous float16, bfloat16 or float32 with
-    16-byte aligned rows, M, N and K positive.
+    16-byte aligned rows, M, N and K positive.  With ``fast`` (``use_fast_accum``), the
+    tensor cores accumulate all of ``k`` in their own format, in 128 x 256 tiles; the
+    output then is float16 or bfloat16 (a float32 tile does not fit beside the stages).
 
     ``processors`` programs (by default one per multiprocessor of the current
     device) loop over the tiles.  A launch of an output type and sizes not compiled
@@ -240,8 +302,8 @@ def launch(
     # program_cap waits for the driver's background initialisation (see
     # nt_triton.hopper_attention.launch).
     processors = processors or _persistent_grid.program_cap()
-    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors)
-    compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output))
+    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors, fast)
+    compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output, fast))
     run(_kernel, compiled, grid, arguments, num_warps=4, maxnreg=_MAX_REGISTERS)
 
 
@@ -252,20 +314,21 @@ def bind(
     scale_b: Any,
     output: Any,
     processors: int | None = None,
+    fast: bool = False,
 ) -> Callable[[Any, Any, Any, Any, Any], None] | None:
-    """:func:`launch` for the calls whose tensors have these ones' sizes, strides, types,
-    device and alignment to 16 bytes (the caller's to guarantee: a memo plan's site),
-    at a few microseconds of host time a call: the lean C launcher with everything
-    but the five addresses fixed (:func:`nt_triton._gluon_hopper.bind`).  None until
-    :func:`ready` has compiled the kernel for these arguments, or where that launcher
-    does not serve it."""
+    """:func:`launch` (of the mode ``fast``) for the calls whose tensors have these ones'
+    sizes, strides, types, device and alignment to 16 bytes (the caller's to guarantee:
+    a memo plan's site), at a few microseconds of host time a call: the lean C launcher
+    with everything but the five addresses fixed (:func:`nt_triton._gluon_hopper.bind`).
+    None until :func:`ready` has compiled the kernel for these arguments, or where that
+    launcher does not serve it."""
     from nt_triton import _persistent_grid
 
-    compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output))
+    compiled = _ASIDE.compiled(_key(input, mat2, scale_a, scale_b, output, fast))
     if compiled is None:
         return None
     processors = processors or _persistent_grid.program_cap()
-    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors)
+    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, processors, fast)
     # Per call: the three descriptors' tensors (arguments 0-2) and the scales (3, 4).
     made = _gluon_hopper.bind(compiled, grid, arguments, (0, 1, 2, 3, 4))
     if made is None:
@@ -286,6 +349,7 @@ def ready(
     scale_b: Any,
     output: Any,
     *,
+    fast: bool = False,
     start: bool = True,
     wait: bool = False,
     may_load: bool = True,
@@ -296,8 +360,8 @@ def ready(
     keywords are :meth:`nt_triton._compile_aside.Aside.ready`'s (see
     :func:`nt_triton.hopper_attention.ready`)."""
     return _ASIDE.ready(
-        _key(input, mat2, scale_a, scale_b, output),
-        lambda: _warm(input, mat2, scale_a, scale_b, output),
+        _key(input, mat2, scale_a, scale_b, output, fast),
+        lambda: _warm(input, mat2, scale_a, scale_b, output, fast),
         start=start,
         wait=wait,
         may_load=may_load,
@@ -309,40 +373,48 @@ def settle() -> None:
     _ASIDE.settle()
 
 
-def _warm(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Any:
+def _warm(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any, fast: bool) -> Any:
     """Compile the kernel for a call of these arguments (on their device) into Triton's
     caches, with its launcher, without launching it: a background thread's work.  Returns
     the compiled kernel, which :func:`launch` then calls directly."""
-    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, 1)
+    grid, arguments = _arguments(input, mat2, scale_a, scale_b, output, 1, fast)
     options = {"num_warps": 4, "maxnreg": _MAX_REGISTERS}
     return warm(_kernel, input.device.index, grid, arguments, **options)
 
 
-def _key(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any) -> Hashable:
+def _key(input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any, fast: bool) -> Hashable:
     """What decides the kernel Triton compiles for a call: the device, the output type,
-    the kind of scales, and Triton's specialisation of the other arguments: integers
+    the mode, the kind of scales, and Triton's specialisation of the other arguments: integers
     on being 1, divisible by 16 or 64-bit, pointers on 16-byte alignment.  The
     operands are tensor descriptors, the same for every call that fits."""
     m, k = input.shape
     sizes = specialised(m, mat2.shape[1], k)
     aligned = (scale_a.data_ptr() % 16 == 0, scale_b.data_ptr() % 16 == 0)
-    return (input.device.index, str(output.dtype), _rowwise(scale_a, scale_b), sizes, aligned)
+    rowwise = _rowwise(scale_a, scale_b)
+    return (input.device.index, str(output.dtype), fast, rowwise, sizes, aligned)
 
 
 def _arguments(
-    input: Any, mat2: Any, scale_a: Any, scale_b: Any, output: Any, processors: int
+    input: Any,
+    mat2: Any,
+    scale_a: Any,
+    scale_b: Any,
+    output: Any,
+    processors: int,
+    fast: bool = False,
 ) -> tuple[tuple[int], tuple[Any, ...]]:
     """The grid and the arguments of ``_kernel`` for a call of :func:`launch`."""
     m, k = input.shape
     n = mat2.shape[1]
+    columns, stages = (FAST_BLOCK_N, FAST_STAGES) if fast else (BLOCK, STAGES)
     transposed = mat2.t()  # (N, K), K contiguous: the tensor cores take float8 so only
-    a_desc = _descriptor(input, m, k, input.stride(0), BLOCK_K, "float8")
-    b_desc = _descriptor(transposed, n, k, transposed.stride(0), BLOCK_K, "float8")
-    c_desc = _descriptor(output, m, n, output.stride(0), BLOCK, str(output.dtype))
-    tiles = -(-m // BLOCK) * -(-n // BLOCK)
+    a_desc = _descriptor(input, m, k, input.stride(0), (BLOCK, BLOCK_K), "float8")
+    b_desc = _descriptor(transposed, n, k, transposed.stride(0), (columns, BLOCK_K), "float8")
+    c_desc = _descriptor(output, m, n, output.stride(0), (BLOCK, columns), str(output.dtype))
+    tiles = -(-m // BLOCK) * -(-n // columns)
     rowwise = int(_rowwise(scale_a, scale_b))
     arguments = (
-        a_desc, b_desc, c_desc, scale_a, scale_b, m, n, k, rowwise, STAGES,
+        a_desc, b_desc, c_desc, scale_a, scale_b, m, n, k, rowwise, fast, stages,
         _CONSUMER_REGISTERS,
     )  # fmt: skip
     return (min(tiles, processors),), arguments
@@ -354,16 +426,18 @@ def _rowwise(scale_a: Any, scale_b: Any) -> bool:
     return bool(scale_a.numel() != 1 or scale_b.numel() != 1)
 
 
-def _descriptor(tensor: Any, rows: int, columns: int, stride: int, block: int, kind: str) -> Any:
+def _descriptor(
+    tensor: Any, rows: int, columns: int, stride: int, box: tuple[int, int], kind: str
+) -> Any:
     """A 2-D TMA descriptor over ``tensor`` (``rows`` x ``columns``, rows ``stride``
-    elements apart, the columns consecutive), copying ``BLOCK`` x ``block`` blocks."""
-    layout = _layout(block, kind.rsplit(".", 1)[-1])
-    return descriptor(tensor, [rows, columns], [stride, 1], [BLOCK, block], layout)
+    elements apart, the columns consecutive), copying ``box``-shaped blocks."""
+    layout = _layout(box, kind.rsplit(".", 1)[-1])
+    return descriptor(tensor, [rows, columns], [stride, 1], list(box), layout)
 
 
 @functools.cache
-def _layout(block: int, kind: str) -> Any:
-    """The shared-memory layout of a ``BLOCK`` x ``block`` block of ``kind`` (``float8``
-    or an output type's name): computed once (microseconds a call on the host)."""
+def _layout(box: tuple[int, int], kind: str) -> Any:
+    """The shared-memory layout of a ``box`` of ``kind`` (``float8`` or an output type's
+    name): computed once (microseconds a call on the host)."""
     dtype = gl.float8e4nv if kind == "float8" else getattr(gl, kind)
-    return gl.NVMMASharedLayout.get_default_for([BLOCK, block], dtype)
+    return gl.NVMMASharedLayout.get_default_for(list(box), dtype)
