@@ -19,7 +19,7 @@ import threading
 import numpy as np
 import pytest
 from support.base import ON_GPU
-from support.library import attention
+from support.library import attention, binds_on_this_triton
 
 torch = pytest.importorskip("torch")
 hopper = pytest.importorskip("nt_torch.hopper")
@@ -69,7 +69,7 @@ def gluon_launches(monkeypatch):
             return None
 
         def bound(query, key, value, output, scale):
-            calls.append((tuple(query.shape), causal))
+            calls.append(("bound", tuple(query.shape), causal))
             made(query, key, value, output, scale)
 
         return bound
@@ -421,12 +421,13 @@ def test_gluon_kernel_against_float64(gluon_launches, case, dtype):
         pytest.skip("needs a Hopper GPU and Gluon")
     b, h, lq, lk, h_kv, causal = case
     q, k, v = _qkv(b, h, lq, lk, h_kv=h_kv, dtype=dtype)
-    for _ in range(3):
+    for _ in range(4):  # the first call, the recording, the plan's first call and a bound one
         result = ops.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=h_kv is not None
         )
         _close(result, _expected(q, k, v, causal), dtype)
-    assert len(gluon_launches) == 3
+    assert len(gluon_launches) == 4
+    assert (gluon_launches[-1][0] == "bound") == binds_on_this_triton()
 
 
 @pytest.mark.gpu

@@ -18,6 +18,7 @@ import sys
 
 import pytest
 from support.base import ON_GPU
+from support.library import binds_on_this_triton
 
 torch = pytest.importorskip("torch")
 hopper_fp8 = pytest.importorskip("nt_torch.hopper_fp8")
@@ -78,7 +79,7 @@ def gluon_launches(monkeypatch):
             return None
 
         def bound(a, b, sa, sb, output):
-            calls.append((tuple(a.shape), b.shape[1], sa.numel() != 1, keywords["fast"]))
+            calls.append(("bound", tuple(a.shape), b.shape[1], sa.numel() != 1, keywords["fast"]))
             made(a, b, sa, sb, output)
 
         return bound
@@ -369,6 +370,15 @@ def test_gluon_kernel_against_float64(case, dtype, fast):
     output = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
     hopper_scaled_mm.launch(a, b, sa, sb, output, processors, fast)
     _close(output, _expected(a, b, sa, sb), dtype, fast)
+    # The bound launch (a plan's), once compiled, of other tensors of the same layout.
+    assert hopper_scaled_mm.ready(a, b, sa, sb, output, wait=True, fast=fast)
+    bound = hopper_scaled_mm.bind(a, b, sa, sb, output, processors, fast)
+    assert (bound is not None) == binds_on_this_triton()
+    if bound is not None:
+        c, d, sc, sd = _operands(m, n, k, rowwise, seed=5)
+        other = torch.full_like(output, float("nan"))
+        bound(c, d, sc, sd, other)
+        _close(other, _expected(c, d, sc, sd), dtype, fast)
 
 
 @pytest.mark.gpu
@@ -380,10 +390,11 @@ def test_the_op_takes_the_gluon_kernel(gluon_launches, rowwise, fast):
     if not _on_hopper():
         pytest.skip("needs a Hopper GPU and Gluon")
     a, b, sa, sb = _operands(515, 400, 1024, rowwise, seed=1)
-    for _ in range(3):
+    for _ in range(4):  # the first call, the recording, the plan's first call and a bound one
         result = ops.scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16, use_fast_accum=fast)
         _close(result, _expected(a, b, sa, sb), torch.bfloat16, fast)
-    assert len(gluon_launches) == 3 and all(call[-1] == fast for call in gluon_launches)
+    assert len(gluon_launches) == 4 and all(call[-1] == fast for call in gluon_launches)
+    assert (gluon_launches[-1][0] == "bound") == binds_on_this_triton()
     theirs = torch._scaled_mm(a, b, sa.reshape(sa.shape or (1, 1)), sb.reshape(sb.shape or (1, 1)),
                               out_dtype=torch.bfloat16, use_fast_accum=fast)  # fmt: skip
     assert torch.allclose(result.float(), theirs.float(), rtol=1e-2, atol=1e-2)

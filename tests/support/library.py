@@ -84,3 +84,16 @@ def attention(q, k, v, causal: bool, scale: float) -> np.ndarray:
         scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     return weights / weights.sum(-1, keepdims=True) @ v
+
+
+def binds_on_this_triton() -> bool:
+    """Whether a memo plan's site binds the Gluon kernels' launch here (``nt_torch.hopper.
+    Binding``): the lean launcher lays tensor maps out as Triton 3.6 passes them, where it
+    can be built and load the driver, and no profiler hooks Triton's launches."""
+    from nt_triton._launch import compiled, lean
+
+    return (
+        compiled.triton_version() == (3, 6)
+        and lean.extension() is not None
+        and not lean.hooks_registered()
+    )
