@@ -2,24 +2,24 @@
 where the library routes to it (``nt_torch.hopper``).
 
 On the CPU: which kernels are routed, that a fitting call takes the Gluon launch on
-every path of an op call (first call, recording, a memo's plan) and others the
-NineToothed kernel, what :func:`fits` refuses, and that the kernel compiles for
-sm_90.  On a Hopper GPU: the op against a float64 reference through the Gluon
-kernel (ragged lengths, causal, grouped heads, strided inputs, bfloat16), with
-the launches counted so that a silent fallback fails.
+every path of an op call (first call, recording, a memo's plan, the compiled
+operator's launch, each binding it as it should) and others the NineToothed
+kernel, and what :func:`fits` refuses.  On a Hopper GPU: the op against a float64
+reference through the Gluon kernel (ragged lengths, causal, grouped heads, strided
+inputs, bfloat16), with the launches counted so that a silent fallback fails.  The
+kernel module on its own: ``test_hopper_attention_kernel.py``.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 
-import numpy as np
 import pytest
 from support.base import ON_GPU
-from support.library import attention, binds_on_this_triton
+from support.hopper_attention import close as _close
+from support.hopper_attention import expected as _expected
+from support.hopper_attention import qkv as _qkv
+from support.library import binds_on_this_triton
 
 torch = pytest.importorskip("torch")
 hopper = pytest.importorskip("nt_torch.hopper")
@@ -30,22 +30,6 @@ from nt_triton._compile_aside import Aside  # noqa: E402
 
 needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gluon for Hopper")
 DEVICE = "cuda" if ON_GPU else "cpu"
-
-
-def _qkv(b, h, lq, lk, d=128, h_kv=None, dtype=torch.float16):
-    g = torch.Generator().manual_seed(lq * 31 + lk)
-    shapes = [(b, h, lq, d), (b, h_kv or h, lk, d), (b, h_kv or h, lk, d)]
-    return [torch.randn(s, generator=g).to(dtype).to(DEVICE) for s in shapes]
-
-
-def _expected(q, k, v, causal, scale=None):
-    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
-    return attention(*(t.float().cpu().numpy() for t in (q, k, v)), causal, scale)
-
-
-def _close(result, expected, dtype=torch.float16):
-    error = np.linalg.norm(result.double().cpu().numpy() - expected) / np.linalg.norm(expected)
-    assert error < (2e-2 if dtype == torch.bfloat16 else 4e-3), error
 
 
 @pytest.fixture
@@ -76,7 +60,6 @@ def gluon_launches(monkeypatch):
 
     monkeypatch.setattr(hopper_attention, "bind", bind)
     monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
-    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 0)
     monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
@@ -255,7 +238,7 @@ def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on
     from ninetoothed.library import pinned_block_sizes
 
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 0)
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 0)
 
     def attention(q, k, v):
         return ops.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -268,7 +251,7 @@ def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on
         (graph,) = as_on_gpu
         assert ("auto_functionalized" in graph.code) == kept, d
         assert bool(launches(graph)) == (not kept), d
-    monkeypatch.setattr(hopper, "COMPILED_WORK_FLOOR", 2 * 2 * 40 * 40 * 128 + 1)  # just above
+    monkeypatch.setattr(hopper, "WORK_FLOOR", 2 * 2 * 40 * 40 * 128 + 1)  # just above
     as_on_gpu.clear()
     torch._dynamo.reset()
     with pinned_block_sizes(16):
@@ -276,24 +259,30 @@ def test_compiled_attention_keeps_the_operator_that_takes_the_gluon_kernel(as_on
     assert launches(as_on_gpu[0]) and "auto_functionalized" not in as_on_gpu[0].code
 
 
-@needs_gluon
-def test_the_operators_launch_takes_the_gluon_kernel(gluon_launches):
-    """What a compiled graph's operator runs (``nt_torch.runtime.launcher``) routes as an
-    eager call does; other kernels' launches are left as they are."""
+def _operators_launch(q, k, v):
+    """What a compiled graph's operator runs for the library's attention forward at heads
+    of 128 (``nt_torch.runtime.launcher``), made after an eager call of ``q, k, v``."""
     from ninetoothed.runtime import plugins
     from nt_torch import runtime
 
-    q, k, v = _qkv(1, 2, 24, 28)
     with torch.no_grad():
         ops.scaled_dot_product_attention(q, k, v)
-    gluon_launches.clear()
     kernel = next(
         made
         for made in kernels.made()
         if kernels.origin(made.source_path)[0] == "scaled_dot_product_attention"
         and hopper.substitute(made, len) is not len
     )
-    launch = runtime.launcher(plugins.adapter_for(q), kernel.generated)
+    return runtime.launcher(plugins.adapter_for(q), kernel.generated)
+
+
+@needs_gluon
+def test_the_operators_launch_takes_the_gluon_kernel(gluon_launches):
+    """What a compiled graph's operator runs (``nt_torch.runtime.launcher``) routes as an
+    eager call does; other kernels' launches are left as they are."""
+    q, k, v = _qkv(1, 2, 24, 28)
+    launch = _operators_launch(q, k, v)
+    gluon_launches.clear()
     output = torch.empty_like(q)
     launch(q, k, v, 0.1, False, output)
     assert gluon_launches == [((1, 2, 24, 128), False)]
@@ -306,22 +295,46 @@ def test_the_operators_launch_takes_the_gluon_kernel(gluon_launches):
     assert len(gluon_launches) == 1
 
 
+@needs_gluon
+@pytest.mark.skipif(ON_GPU, reason="stands the GPU in")
+def test_the_operators_launch_binds_the_gluon_launch_per_signature(gluon_launches, monkeypatch):
+    """The operator's launch serves every call of its kernel: it binds the Gluon launch
+    per signature (sizes, strides, dtypes, devices, scale, mask), and a call of a bound
+    signature takes the bound launch only while its addresses agree."""
+    binds = []
+
+    def bind(query, key, value, output, scale, causal):
+        binds.append((tuple(query.shape), scale, causal))
+        return lambda *args: gluon_launches.append("bound") or args[3].fill_(5)
+
+    monkeypatch.setattr(hopper_attention, "bind", bind)
+    q, k, v = _qkv(1, 2, 24, 28)
+    launch = _operators_launch(q, k, v)
+    output = torch.empty_like(q)
+    launch(q, k, v, 0.1, False, output)
+    assert torch.all(output == 7) and binds == [((1, 2, 24, 128), 0.1, False)]
+    launch(q, k, v, 0.1, False, output)
+    assert torch.all(output == 5) and gluon_launches[-1] == "bound"
+    launch(q, k, v, 0.2, False, output)  # another scale: another signature, bound anew
+    assert torch.all(output == 7) and len(binds) == 2
+    q2, k2, v2 = _qkv(1, 2, 32, 28)
+    launch(q2, k2, v2, 0.1, False, torch.empty_like(q2))  # other sizes likewise
+    assert len(binds) == 3
+    room = torch.empty(q.numel() + 4, dtype=q.dtype)
+    shifted = room[4:].view(q.shape)  # the same signature, 8 bytes off: misaligned
+    launch(q, k, v, 0.1, False, shifted)
+    _close(shifted, _expected(q, k, v, False, 0.1))
+    assert len(binds) == 3
+
+
 def test_short_attention_keeps_the_generated_kernel(monkeypatch):
-    """Below the work floor the launch's host cost would outweigh the kernel (under
-    ``torch.compile``, where no plan binds the launch, below a higher floor)."""
+    """Below the work floor the launch's host cost would outweigh the kernel."""
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
     q = torch.empty(1, 16, 1024, 128, dtype=torch.float16, device="meta")
     k = torch.empty(1, 16, 1024, 128, dtype=torch.float16, device="meta")
     short = torch.empty(1, 16, 1023, 128, dtype=torch.float16, device="meta")
     assert hopper.WORK_FLOOR == 16 * 1024 * 1024 * 128
     assert _work_fits(q, k) and not _work_fits(q, short)
-    assert hopper.COMPILED_WORK_FLOOR == 4 * 32 * 1024 * 1024 * 128
-
-    def kept(query, key):
-        return hopper._layout_fits(query, key, key, query, int, hopper.COMPILED_WORK_FLOOR)
-
-    big = torch.empty(4, 32, 1024, 128, dtype=torch.float16, device="meta")
-    assert kept(big, big) and not kept(big, big[:, :, :1023]) and not kept(q, k)
 
 
 def _work_fits(q, k):
@@ -359,45 +372,6 @@ def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
     assert not hopper.fits(q, broadcast, v, out)
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: False)
     assert not hopper.fits(q, k, v, out)
-
-
-COMPILE = """
-import sys
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon import language as gl
-from triton.experimental.gluon._runtime import GluonASTSource
-from nt_triton import hopper_attention as m
-def described(rows):
-    layout = gl.NVMMASharedLayout.get_default_for([1, 1, rows, 128], gl.float16)
-    return f"tensordesc<fp16[1,1,{rows},128],{layout!r}>"
-signature = {"q_desc": described(64), "k_desc": described(128), "v_desc": described(128),
-             "o_ptr": "*fp16", "num_tiles": "i32", "m_blocks": "i32", "L_q": "i32", "L_k": "i32",
-             "H": "i32", "H_kv": "i32",
-             "qk_scale": "fp32", "causal": "constexpr", "stages": "constexpr",
-             "consumer_registers": "constexpr"}
-for causal in (False, True):
-    constants = {"causal": causal, "stages": m.STAGES, "consumer_registers": m._CONSUMER_REGISTERS}
-    compiled = triton.compile(GluonASTSource(m._forward, signature, constants),
-                              target=GPUTarget("cuda", 90, 32),
-                              options={"num_warps": 4, "maxnreg": m._MAX_REGISTERS})
-    ptx = compiled.asm["ptx"]
-    assert "wgmma.mma_async" in ptx and "setmaxnreg" in ptx, causal
-    assert compiled.metadata.shared <= 232448, compiled.metadata.shared
-print("compiled")
-"""
-
-
-@needs_gluon
-def test_the_kernel_compiles_for_hopper():
-    """Warp-specialised (register reallocation), warp-group products, and within an
-    H100's shared memory, on the installed Triton; in a process of its own without
-    Triton's interpreter."""
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", COMPILE], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0 and "compiled" in done.stdout, done.stderr[-3000:]
 
 
 GPU_CASES = [
@@ -445,22 +419,6 @@ def test_gluon_kernel_of_strided_inputs(gluon_launches):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("processors", [1, 3, 7])
-def test_persistent_programs_of_several_tiles(processors, causal):
-    """Fewer programs than tiles: each loops over several tiles (of several heads and
-    batches, ragged; causal ones of several lengths), carrying the ring and the turn
-    across them."""
-    if not (hopper_attention.available() and hopper.on_hopper(torch.empty(0, device="cuda"))):
-        pytest.skip("needs a Hopper GPU and Gluon")
-    q, k, v = _qkv(2, 3, 300, 333, h_kv=1)
-    output = torch.full_like(q, float("nan"))
-    hopper_attention.launch(q, k, v, output, 1 / np.sqrt(128), causal, processors)
-    _close(output, _expected(q, k, v, causal))
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not ON_GPU, reason="needs a GPU")
 def test_first_calls_take_the_ninetoothed_kernel_while_the_gluon_kernel_compiles(
     gluon_launches, monkeypatch
 ):
@@ -499,33 +457,3 @@ def test_compiled_attention_takes_the_gluon_kernel(gluon_launches, mode):
         _close(result / 2, _expected(q, k, v, True))
     assert len(gluon_launches) >= 2  # the warm-up runs launch; a CUDA graph's replays do not
     torch._dynamo.reset()
-
-
-def test_causal_tiles_run_persistent_up_to_a_head_length():
-    """Persistent programs, except causal heads longer than PERSISTENT_CAUSAL_BLOCKS."""
-    cap = hopper_attention.PERSISTENT_CAUSAL_BLOCKS
-    assert hopper_attention._programs(1000, 8, True, 132) == 132
-    assert hopper_attention._programs(2000, cap, True, 132) == 132
-    assert hopper_attention._programs(2000, cap + 1, True, 132) == 2000
-    assert hopper_attention._programs(2000, cap + 1, False, 132) == 132
-    assert hopper_attention._programs(5, 5, True, 132) == 5
-
-
-@needs_gluon
-def test_the_launch_finds_the_kernel_its_ready_call_compiled(monkeypatch):
-    """``launch`` looks the compiled kernel up by the key ``ready`` compiled it under,
-    and only for that specialisation (another mask, an output not 16-byte aligned)."""
-    compiled = object()
-    found = []
-    monkeypatch.setattr(hopper_attention, "_warm", lambda *args: compiled)
-    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
-    monkeypatch.setattr(hopper_attention, "run", lambda jit, kernel, *a, **k: found.append(kernel))
-    monkeypatch.setattr(hopper_attention, "_arguments", lambda *args: ((1,), ()))
-    q, k, v = _qkv(1, 2, 20, 24)
-    out = torch.empty_like(q)
-    assert hopper_attention.ready(q, k, v, out, True, wait=True)
-    hopper_attention.launch(q, k, v, out, 0.1, True, 1)
-    hopper_attention.launch(q, k, v, out, 0.1, False, 1)
-    shifted = torch.empty(out.numel() + 4, dtype=out.dtype, device=DEVICE)[4:].view_as(out)
-    hopper_attention.launch(q, k, v, shifted, 0.1, True, 1)
-    assert found == [compiled, None, None]

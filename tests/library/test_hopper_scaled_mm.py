@@ -86,7 +86,6 @@ def gluon_launches(monkeypatch):
 
     monkeypatch.setattr(hopper_scaled_mm, "bind", bind)
     monkeypatch.setattr(hopper_fp8, "WORK_FLOOR", 0)  # small shapes: several programs
-    monkeypatch.setattr(hopper_fp8, "COMPILED_WORK_FLOOR", 0)
     monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
     if not ON_GPU:
         monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
@@ -218,23 +217,19 @@ def test_a_row_or_a_column_of_scales_of_one_element_is_rowwise():
 
 
 def test_small_products_keep_the_generated_kernel(monkeypatch):
-    """Below the work floor the launch's host cost would outweigh the kernel (under
-    ``torch.compile``, where no plan binds the launch, below a higher floor)."""
+    """Below the work floor the launch's host cost would outweigh the kernel."""
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
     assert hopper_fp8.WORK_FLOOR == 2048 * 2048 * 2048
-    assert hopper_fp8.COMPILED_WORK_FLOOR == 4096 * 4096 * 4096
 
-    def fits(m, n, k, floor):
+    def fits(m, n, k):
         a = torch.empty(m, k, dtype=FLOAT8, device="meta")
         b = torch.empty(n, k, dtype=FLOAT8, device="meta").t()
         scale = torch.empty((), device="meta")
         out = torch.empty(m, n, dtype=torch.bfloat16, device="meta")
+        floor = hopper_fp8.WORK_FLOOR
         return hopper_fp8._layout_fits(a, b, scale, scale, out, number=int, floor=floor)
 
-    eager, compiled = hopper_fp8.WORK_FLOOR, hopper_fp8.COMPILED_WORK_FLOOR
-    assert fits(2048, 2048, 2048, eager) and not fits(2048, 2048, 2032, eager)
-    assert fits(4096, 4096, 4096, compiled) and not fits(4096, 4096, 4080, compiled)
-    assert not fits(2048, 2048, 2048, compiled)
+    assert fits(2048, 2048, 2048) and not fits(2048, 2048, 2032)
 
 
 def test_fits_refuses_what_tma_or_the_kernel_cannot_take(monkeypatch):
@@ -281,7 +276,7 @@ def test_compiled_scaled_mm_keeps_the_operator_that_takes_the_gluon_kernel(as_on
     from ninetoothed.library import pinned_block_sizes
 
     monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-    monkeypatch.setattr(hopper_fp8, "COMPILED_WORK_FLOOR", 0)
+    monkeypatch.setattr(hopper_fp8, "WORK_FLOOR", 0)
     for out, kept in ((torch.bfloat16, True), (torch.float32, False)):
 
         def product(a, b, sa, sb, out=out):

@@ -74,11 +74,11 @@ class TorchFramework(InPlace):
         requiring grad, a newer plan of the kernel's), its hot function the rest."""
         fast = getattr(kernel, "fast_path", None)
         if fast is None:
-            return hand_written.substitute(kernel, kernel, site=True)
+            return hand_written.substitute(kernel, kernel, bound="site")
         miss = lambda args, kwargs: fast.miss(args, kwargs)  # noqa: E731 - read per miss
         pinned = getattr(fast, "pinned", None)
         launch = fast.hot(miss) if pinned is None else pinned(miss)
-        return hand_written.substitute(kernel, launch, site=True)
+        return hand_written.substitute(kernel, launch, bound="site")
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel`` (on Hopper, attention's forward and ``scaled_mm`` may take a

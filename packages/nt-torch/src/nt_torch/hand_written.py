@@ -22,13 +22,17 @@ __all__ = ["keeps_the_operator", "substitute"]
 _ROUTES = (hopper, hopper_fp8)
 
 
-def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
+def substitute(
+    kernel: Any, launch: Callable[..., Any], bound: str | None = None
+) -> Callable[..., Any]:
     """``launch`` (``kernel``'s launch) wrapped by the route that ``kernel`` belongs to, if
     any: a launch of the same arguments that takes the hand-written kernel where it
-    fits.  ``site``: the launch of one site of a memo's plan, whose calls share one
-    layout and their scalars (the route binds its kernel's launch once)."""
+    fits.  ``bound``: ``"site"`` for the launch of one site of a memo's plan, whose calls
+    share one layout and their scalars (the route binds its kernel's launch once),
+    ``"signature"`` for a launch kept for many calls (bound per signature), None for a
+    launch made for one call (nothing bound)."""
     for route in _ROUTES:
-        routed: Callable[..., Any] = route.substitute(kernel, launch, site)
+        routed: Callable[..., Any] = route.substitute(kernel, launch, bound)
         if routed is not launch:
             return routed
     return launch

@@ -30,15 +30,17 @@ from typing import Any
 import torch
 
 __all__ = [
-    "COMPILED_WORK_FLOOR",
+    "BOUND_SIGNATURES",
     "WORK_FLOOR",
     "Binding",
+    "aligned",
+    "binding_of",
     "contiguous",
     "fits",
     "keeps_the_operator",
-    "aligned",
     "on_hopper",
     "route",
+    "signature",
     "substitute",
 ]
 
@@ -50,37 +52,67 @@ WORK_FLOOR = 2**31
 route against the generated kernel, a memo plan's bound launch): (1, 16, 1024) causal
 0.977 against 0.855 and not causal 0.843 against 0.870; (2, 32, 1024) not causal 0.855
 against 0.733; (2, 16, 2048) causal 0.964 against 0.832; below, (1, 16, 512) causal
-0.952 against 1.047.  Calls that are no plan's (a first call, the recording) take the
-route's full checks, tens of microseconds more."""
-
-COMPILED_WORK_FLOOR = 2**34
-"""The least work at which a call traced by ``torch.compile`` keeps the generic operator
-(:func:`keeps_the_operator`) rather than go to Inductor as the NineToothed kernel: the
-operator's launch takes the route's full checks on every call (no plan binds it), about
-90 us on the host, which only kernels of this size outlast ((4, 32, 1024, 1024, 128):
-measured faster so)."""
+0.952 against 1.047.  Under ``torch.compile`` the same floor decides whether a call keeps
+the operator (:func:`keeps_the_operator`, its launch bound per signature) or goes to
+Inductor as the NineToothed kernel: compiled, (1, 16, 1024) causal 0.971 against 0.405,
+(2, 32, 1024) 0.857 against 0.524, (2, 16, 2048) causal 0.954 against 0.611 (torch's
+eager time / ours).  A first call and the recording take the route's full checks, tens
+of microseconds more."""
 
 
 @dataclass(frozen=True)
 class Binding:
-    """How a route binds its Gluon kernel's launch at a memo plan's site, whose calls all
-    have one layout and the same scalars: only the addresses differ."""
+    """How a route binds its Gluon kernel's launch for the calls of one layout and the
+    same scalars, which differ only in their addresses: a memo plan's site sees no
+    other calls; elsewhere a call's ``signature`` says which binding serves it."""
 
     bind: Callable[..., Callable[..., Any] | None]
-    """The launch of the site's calls from one of them (the arguments as the route's),
-    or None where none can be bound (the kernel module's ``bind``)."""
+    """The launch of such calls from one of them (the arguments as the route's), or None
+    where none can be bound (the kernel module's ``bind``)."""
     addresses: Callable[..., Hashable]
     """What a call's addresses decide (the tensors' types and 16-byte alignment): the
     bound launch serves the calls that agree on it with the one it was bound from."""
+    signature: Callable[..., Hashable] | None = None
+    """The rest of what a bound launch fixes (each tensor's sizes, strides, dtype and
+    device, the scalars: :func:`signature`); None at a memo plan's site."""
 
 
-def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
+BOUND_SIGNATURES = 64
+"""The bound launches a route keeps by signature (all forgotten when one more comes)."""
+
+
+def binding_of(
+    bound: str | None,
+    bind: Callable[..., Any],
+    addresses: Callable[..., Hashable],
+    called: Callable[..., Hashable],
+) -> Binding | None:
+    """The :class:`Binding` of a route's launch bound as ``bound`` says (``"site"``,
+    ``"signature"`` or None: see :func:`substitute`), of the route's ``bind``,
+    ``addresses`` and ``called`` (its calls' :func:`signature`)."""
+    if bound is None:
+        return None
+    if bound not in ("site", "signature"):
+        raise ValueError(f"bound must be 'site', 'signature' or None, not {bound!r}")
+    return Binding(bind, addresses, None if bound == "site" else called)
+
+
+def signature(*tensors: Any) -> tuple[Any, ...]:
+    """Each tensor's sizes, strides, dtype and device: what a bound launch fixes of it but
+    its address."""
+    return tuple((t.shape, t.stride(), t.dtype, t.device) for t in tensors)
+
+
+def substitute(
+    kernel: Any, launch: Callable[..., Any], bound: str | None = None
+) -> Callable[..., Any]:
     """``launch`` (the kernel's launch) where ``kernel`` is not the library's attention
     forward at heads of 128, or the Gluon kernel cannot run here; else a launch of
     the same arguments ``(query, key, value, scale, causal, output)`` that takes
     the Gluon kernel for each call it :func:`fits` with a positive, finite scale,
-    and ``launch`` for the others.  At a memo plan's ``site`` the Gluon launch is
-    bound once (:class:`Binding`)."""
+    and ``launch`` for the others.  ``bound`` says how the Gluon launch is bound
+    (:class:`Binding`): ``"site"`` once (a memo plan's site), ``"signature"`` per
+    signature (a launch kept for many calls), None not at all (a launch for one call)."""
     if not _routed(kernel):
         return launch
     from nt_triton import hopper_attention
@@ -107,8 +139,10 @@ def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> C
     def addresses(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
         return aligned(query, key, value, output)
 
-    binding = Binding(bind, addresses) if site else None
-    return route(launch, 6, fitting, ready, gluon, binding)
+    def called(query: Any, key: Any, value: Any, scale: Any, causal: Any, output: Any) -> Any:
+        return signature(query, key, value, output), scale, causal
+
+    return route(launch, 6, fitting, ready, gluon, binding_of(bound, bind, addresses, called))
 
 
 def route(
@@ -127,22 +161,30 @@ def route(
     ``launch`` and then starts the compile in the background (:func:`_compiled`);
     any other call (keywords, another count) takes ``launch``, which checks it.
 
-    With a ``binding`` (a memo plan's site), the first Gluon launch also binds one, and
-    the later calls whose addresses agree with that one's take it at once: nothing
-    else of theirs can differ, so ``fitting`` and ``ready`` would say the same."""
-    site: list[Any] = []  # once bound: [the bound launch or None, its addresses, its device]
+    With a ``binding``, a Gluon launch also binds one for its signature (a memo plan's
+    site: for all its calls), and the later calls of that signature whose addresses
+    agree with that one's take it at once: nothing else of theirs can differ, so
+    ``fitting`` and ``ready`` would say the same."""
+    # By signature (None at a site): [the bound launch or None, its addresses, its device]
+    bound: dict[Hashable, list[Any]] = {}
 
     def routed(*args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != arity:  # not the op's call: the kernel checks it
             return launch(*args, **kwargs)
-        if site and site[0] is not None and binding.addresses(*args) == site[1]:  # type: ignore[union-attr]
-            return _on(site[2], site[0], args)
+        key = None
+        if binding is not None:
+            key = None if binding.signature is None else binding.signature(*args)
+            found = bound.get(key)
+            if found and found[0] is not None and binding.addresses(*args) == found[1]:
+                return _on(found[2], found[0], args)
         fits_here = fitting(*args)
         if fits_here and _compiled(ready, args, start=False):
             index = args[0].device.index
             result = _on(index, gluon, args)
-            if binding is not None and not site:
-                site[:] = [binding.bind(*args), binding.addresses(*args), index]
+            if binding is not None and key not in bound:
+                if len(bound) >= BOUND_SIGNATURES:
+                    bound.clear()
+                bound[key] = [binding.bind(*args), binding.addresses(*args), index]
             return result
         result = launch(*args)
         if fits_here:  # the Gluon kernel's compile starts once this call's own (and its
@@ -180,7 +222,7 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     query, key, value, scale, _, output = args
     if not isinstance(scale, (int, float)) or not 0 < scale < math.inf:
         return False
-    return _layout_fits(query, key, value, output, hint, COMPILED_WORK_FLOOR)
+    return _layout_fits(query, key, value, output, hint, WORK_FLOOR)
 
 
 def _routed(kernel: Any) -> bool:

@@ -22,7 +22,7 @@ import torch
 
 from nt_torch import hopper
 
-__all__ = ["COMPILED_WORK_FLOOR", "WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
+__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
 
 _OUTPUTS = (torch.float16, torch.bfloat16, torch.float32)
 _FAST_OUTPUTS = (torch.float16, torch.bfloat16)  # a float32 tile of 128 x 256 does not fit
@@ -34,20 +34,19 @@ generated kernel, a memo plan's bound launch): 4096^3 1.034 against 0.792, 2048^
 0.963 against 0.762; below, 1024^3 0.953 against 1.071 and 512^3 1.022 against 1.188
 (kernels of 10 us and less).  With fast accumulation 2048^3 was a wash (0.902 / 0.941
 row-wise / tensor-wise against 0.914 / 0.940), 4096^3 1.014 / 0.971 against 0.986 /
-0.938.  Calls that are no plan's take the route's full checks."""
-
-COMPILED_WORK_FLOOR = 2**36
-"""The least ``M x N x K`` at which a call traced by ``torch.compile`` keeps the generic
-operator (as :data:`nt_torch.hopper.COMPILED_WORK_FLOOR`): 4096^3, where the route's
-full checks (about 92 us a call on the host) are shorter than the kernel (106 us)."""
+0.938.  Under ``torch.compile`` (as :data:`nt_torch.hopper.WORK_FLOOR`): 2048^3 0.485
+against 0.160, 4096^3 1.060 against 0.854, fast 0.986 against 0.740 (torch's eager time
+/ ours compiled: the compiled call's host cost shows at 2048^3)."""
 
 
-def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> Callable[..., Any]:
+def substitute(
+    kernel: Any, launch: Callable[..., Any], bound: str | None = None
+) -> Callable[..., Any]:
     """``launch`` where ``kernel`` is not the library's ``scaled_mm``, or the Gluon kernel
     cannot run here; else a launch of the same arguments ``(input, mat2, scale_a,
     scale_b, output)`` that takes the Gluon kernel (in the kernel's mode of
-    accumulation) for each call it :func:`fits`, and ``launch`` for the others.  At a
-    memo plan's ``site`` the Gluon launch is bound once (:class:`nt_torch.hopper.Binding`)."""
+    accumulation) for each call it :func:`fits`, and ``launch`` for the others, its
+    launch ``bound`` as :func:`nt_torch.hopper.substitute` says."""
     fast = _mode(kernel)
     if fast is None:
         return launch
@@ -70,7 +69,7 @@ def substitute(kernel: Any, launch: Callable[..., Any], site: bool = False) -> C
         # The scales' alignment is part of the compiled kernel's key, not of fits.
         return hopper.aligned(input, mat2, output, scale_a, scale_b)
 
-    binding = hopper.Binding(bind, addresses) if site else None
+    binding = hopper.binding_of(bound, bind, addresses, hopper.signature)
     return hopper.route(launch, 5, fitting, ready, gluon, binding)
 
 
@@ -84,7 +83,7 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
         return False
     input, mat2, scale_a, scale_b, output = args
     return _layout_fits(
-        input, mat2, scale_a, scale_b, output, number=hint, floor=COMPILED_WORK_FLOOR, fast=fast
+        input, mat2, scale_a, scale_b, output, number=hint, floor=WORK_FLOOR, fast=fast
     )
 
 

@@ -44,12 +44,13 @@ def launcher(adapter: Any, kernel: GeneratedKernel) -> Launch:
 
     fast: FastPath | None = None if kernel.interpreting else adapter.launcher(kernel)
     if fast is not None:
-        return hand_written.substitute(kernel, fast.hot(validated))
+        # Kept per kernel for all its calls: the Gluon launch is bound per signature.
+        return hand_written.substitute(kernel, fast.hot(validated), bound="signature")
 
     def eager(*args: Any, **kwargs: Any) -> None:
         validated(args, kwargs)
 
-    return hand_written.substitute(kernel, eager)
+    return hand_written.substitute(kernel, eager, bound="signature")
 
 
 def reorder(positions: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
