@@ -181,7 +181,8 @@ echo "=== the Gluon kernels on Hopper (issue 27)"
 # (one of them 2 minutes): in one pytest run of 240 s the summary never came.
 NT_TEST_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 10 150 python3 -m pytest -q -rf \
     -p no:cacheprovider -n 4 tests/library/test_hopper_attention.py \
-    tests/library/test_hopper_scaled_mm.py tests/library/test_scaled_mm.py \
+    tests/library/test_hopper_attention_kernel.py tests/library/test_hopper_scaled_mm.py \
+    tests/library/test_hopper_scaled_mm_kernel.py tests/library/test_scaled_mm.py \
     2>&1 | tee "$LOGS/hopper-tests.log" | tail -3
 NT_TEST_GPU=1 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 10 200 python3 -m pytest -q -rf \
     -p no:cacheprovider -n 8 tests/library/test_attention.py tests/test_compiled_inductor_gpu.py \
