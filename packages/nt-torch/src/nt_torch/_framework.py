@@ -10,7 +10,7 @@ import torch
 
 from ninetoothed.library.ops import InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_torch import autograd, hand_written
+from nt_torch import _tensor_info, autograd, hand_written
 from nt_torch.adapter import TorchAdapter
 from nt_torch.tracing import traced
 
@@ -114,10 +114,6 @@ class TorchFramework(InPlace):
         factory = guard_factory()
         return None if factory is None else factory(tensors)
 
-    @staticmethod
-    def signature(value: Any) -> Any:
-        """What the ops' decisions read of a tensor (type, shape, strides, dtype, device),
-        as one hashable value; None for anything else."""
-        if isinstance(value, torch.Tensor):
-            return (type(value), value.shape, value.stride(), value.dtype, value.device)
-        return None
+    signature = staticmethod(_tensor_info.signature)
+    """What the ops' decisions read of a tensor, as one hashable value; None for anything
+    else (:func:`nt_torch._tensor_info.signature`)."""

@@ -15,7 +15,15 @@ import torch
 from ninetoothed.arrangement.dtype import name_of
 from ninetoothed.runtime.hookspecs import TensorInfo
 
-__all__ = ["device_name", "dtype_name", "tensor_info"]
+__all__ = ["device_name", "dtype_name", "signature", "tensor_info"]
+
+
+def signature(value: Any) -> Any:
+    """What the ops' decisions read of a tensor (type, shape, strides, dtype, device), as
+    one hashable value; None for anything else."""
+    if isinstance(value, torch.Tensor):
+        return (type(value), value.shape, value.stride(), value.dtype, value.device)
+    return None
 
 
 def tensor_info(tensor: Any, data_ptr: int, remember: bool = True) -> TensorInfo:

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from nt_torch import _tensor_info
+
 __all__ = [
     "BOUND_SIGNATURES",
     "WORK_FLOOR",
@@ -98,9 +100,9 @@ def binding_of(
 
 
 def signature(*tensors: Any) -> tuple[Any, ...]:
-    """Each tensor's sizes, strides, dtype and device: what a bound launch fixes of it but
-    its address."""
-    return tuple((t.shape, t.stride(), t.dtype, t.device) for t in tensors)
+    """Each tensor's type, sizes, strides, dtype and device (the ops' memo's reads of it):
+    what a bound launch fixes of it but its address."""
+    return tuple(map(_tensor_info.signature, tensors))
 
 
 def substitute(

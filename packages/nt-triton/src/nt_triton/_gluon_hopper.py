@@ -124,19 +124,20 @@ def bind(
     if not lean.usable(compiled, loaded.launcher_style(compiled), descriptors=True):
         return None
     metas = list(getattr(compiled.metadata, "tensordesc_meta", None) or ())
+    slots = {position: value for value, position in enumerate(per_call)}
     order: list[str] = []
     bound: list[Any] = []
     maps = []
     for position, argument in enumerate(arguments):
         if isinstance(argument, TensorDescriptor):
-            if position not in per_call or not metas:
+            if position not in slots or not metas:
                 return None  # a bound descriptor has no map here
             described = lean.tensor_map(argument, metas.pop(0))
             if described is None:
                 return None
             maps.append(described)
-        if position in per_call:
-            order.append(f"p{list(per_call).index(position)}")
+        if position in slots:
+            order.append(f"p{slots[position]}")
         else:
             order.append(f"a{len(bound)}")
             bound.append(argument)

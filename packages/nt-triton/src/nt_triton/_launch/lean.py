@@ -143,11 +143,12 @@ def tensor_map(descriptor: Any, meta: dict[str, Any]) -> TensorMap | None:
     """How the lean launcher encodes ``descriptor`` (a host ``TensorDescriptor`` of the
     call a launch is bound for) as Triton 3.6's launcher does (``make_tensordesc_arg``),
     from the compiled kernel's ``meta`` of that parameter: its swizzle, element size
-    and (the device's numbering of) its element type.  None for a descriptor whose
+    and (the device's numbering of) its element type; :func:`usable` with ``descriptors``
+    has checked it is a tiled map of whole elements.  None for a descriptor whose
     float32 elements are rounded to tf32 (another data type, Triton 3.9's)."""
     from triton.backends.nvidia.driver import TMA_DTYPE_DEVICE_TO_HOST
 
-    if not _plain_map(meta) or getattr(descriptor, "round_f32_to_tf32", False):
+    if getattr(descriptor, "round_f32_to_tf32", False):
         return None
     return TensorMap(
         data_type=TMA_DTYPE_DEVICE_TO_HOST[meta["elem_type"]],
