@@ -32,10 +32,17 @@ needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gl
 DEVICE = "cuda" if ON_GPU else "cpu"
 
 
+_LAUNCHES: list = []
+"""The Gluon launches counted by :func:`gluon_launches`.  One list for all tests: a launch
+bound in one test may serve a later one (the compiled operator's launcher is kept per
+kernel, its Gluon launches bound per signature), and it counts where it was made."""
+
+
 @pytest.fixture
 def gluon_launches(monkeypatch):
     """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
-    calls = []
+    calls = _LAUNCHES  # one list for every test: see _LAUNCHES
+    calls.clear()
     real = hopper_attention.launch
 
     def launch(query, key, value, output, scale, causal, processors=None):

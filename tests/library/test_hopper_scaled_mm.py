@@ -30,10 +30,17 @@ from nt_triton._compile_aside import Aside  # noqa: E402
 needs_gluon = pytest.mark.skipif(not hopper_scaled_mm.available(), reason="no Gluon for Hopper")
 
 
+_LAUNCHES: list = []
+"""The Gluon launches counted by :func:`gluon_launches`.  One list for all tests: a launch
+bound in one test may serve a later one (the compiled operator's launcher is kept per
+kernel, its Gluon launches bound per signature), and it counts where it was made."""
+
+
 @pytest.fixture
 def gluon_launches(monkeypatch):
     """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
-    calls = []
+    calls = _LAUNCHES  # one list for every test: see _LAUNCHES
+    calls.clear()
     real = hopper_scaled_mm.launch
 
     def launch(a, b, sa, sb, output, processors=None, fast=False):
