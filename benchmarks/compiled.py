@@ -7,7 +7,8 @@
     python benchmarks/compiled.py --cpu-stub --profile 25   # and where the time goes
 
 The block (``support.blocks``) is ``rms_norm -> mm -> silu -> add`` on a (64, 256) float16 input
-(weights (256,) and (256, 256)): ``nt_torch.ops`` eagerly, the same function
+(weights (256,) and (256, 256)), and the floors also at (8192, 2048) (:data:`SIZES`):
+``nt_torch.ops`` eagerly, the same function
 under ``torch.compile(fullgraph=True)`` (default mode, and
 ``mode="reduce-overhead"``, CUDA graphs), and torch's own functions eagerly
 and compiled, the baseline.  Results are checked against torch's first.
@@ -53,13 +54,14 @@ and the compiled block, next to an empty compiled function (what
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import io
 import os
 import pstats
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +84,15 @@ def empty(x: Any, weight: Any, b: Any) -> Any:
     return torch.empty_like(x)
 
 
-def inputs(device: str) -> tuple[Any, ...]:
+def inputs(device: str, rows: int = ROWS, columns: int = COLUMNS) -> tuple[Any, ...]:
+    """The block's input ``(rows, columns)``, its norm's weight and its ``(columns, columns)``
+    matrix, float16 on ``device``."""
     import torch
 
     generator = torch.Generator().manual_seed(0)
-    x = torch.randn(ROWS, COLUMNS, generator=generator).half().to(device)
-    weight = torch.randn(COLUMNS, generator=generator).half().to(device)
-    b = (torch.randn(COLUMNS, COLUMNS, generator=generator) / COLUMNS**0.5).half().to(device)
+    x = torch.randn(rows, columns, generator=generator).half().to(device)
+    weight = torch.randn(columns, generator=generator).half().to(device)
+    b = (torch.randn(columns, columns, generator=generator) / columns**0.5).half().to(device)
     return x, weight, b
 
 
@@ -165,13 +169,16 @@ FLOORS = (
 """(what, numerator, denominator, floor): the ratios of medians the project bounds."""
 
 
-def with_setting(function: Callable[..., Any], name: str, value: str) -> Callable[..., Any]:
+def with_setting(
+    function: Callable[..., Any], name: str, value: str, args: tuple[Any, ...]
+) -> Callable[..., Any]:
     """``function`` compiled with the environment variable ``name`` set to ``value`` while
-    it is traced (the setting is read then, so the first calls happen with it set),
-    through a copy with its own code object (its own cache)."""
+    it is traced on ``args`` (the setting is read then, so the first calls happen with
+    it set), through a copy with its own code object (its own cache)."""
     import torch
 
-    compiled_function = compiled(function, f"{name}_{value}")
+    size = "x".join(map(str, args[0].shape))
+    compiled_function = compiled(function, f"{name}_{value}_{size}")
     # Nothing of this compile may be cached: AOTAutograd's cache keys on Dynamo's graph,
     # which is the same whatever the setting, and would hand one setting's code to another.
     previous = os.environ.get(name)
@@ -179,7 +186,7 @@ def with_setting(function: Callable[..., Any], name: str, value: str) -> Callabl
     try:
         with torch._functorch.config.patch(enable_autograd_cache=False):
             for _ in range(3):
-                compiled_function(*inputs("cuda"))
+                compiled_function(*args)
     finally:
         if previous is None:
             del os.environ[name]
@@ -192,25 +199,40 @@ LOOP_CALLS = 200
 """Back-to-back calls per timed loop (:class:`measure.LoopClock`)."""
 
 
-def floor_medians(rounds: int) -> dict[str, dict[str, float]]:
+SIZES = ((ROWS, COLUMNS), (8192, 2048))
+"""The block's ``(rows, columns)`` the floors are measured at: the small block, where a
+call is host-bound (Dynamo's guards and the wrappers' fixed cost against four eager
+launches), and one whose kernels take the GPU about 0.2 ms, where what compiling
+changes on the GPU (fusion, Inductor's launch of our ``mm``) decides."""
+
+
+def floor_medians(
+    rounds: int, rows: int = ROWS, columns: int = COLUMNS
+) -> dict[str, dict[str, float]]:
     """Median µs per variant over interleaved rounds (see the module docstring), by
-    each clock: ``"loop"`` (the floors') and ``"do_bench"``."""
+    each clock: ``"loop"`` (the floors') and ``"do_bench"``; the block at ``(rows,
+    columns)``.  The timed rounds run on one CPU (the first this process may use): a
+    host-bound call's time moves with the core the scheduler puts it on, the same for
+    every variant."""
     import statistics
 
     import torch
     from measure import Clock, LoopClock, interleaved_rounds
     from support.blocks import block, torch_block
 
-    args = inputs("cuda")
+    args = inputs("cuda", rows, columns)
+    size = f"{rows}x{columns}"
     variants = {
         "ours, eager": block,
-        "ours, compiled": compiled(block, "default"),
-        "ours, compiled (no fusion)": with_setting(block, FUSION, "off"),
-        "ours, compiled (generic operator)": with_setting(block, KNOB, "operator"),
-        "ours, reduce-overhead": compiled(block, "reduce_overhead", mode="reduce-overhead"),
+        "ours, compiled": compiled(block, f"default_{size}"),
+        "ours, compiled (no fusion)": with_setting(block, FUSION, "off", args),
+        "ours, compiled (generic operator)": with_setting(block, KNOB, "operator", args),
+        "ours, reduce-overhead": compiled(block, f"reduce_overhead_{size}", mode="reduce-overhead"),
         "torch, eager": torch_block,
-        "torch, compiled": compiled(torch_block, "default"),
-        "torch, reduce-overhead": compiled(torch_block, "reduce_overhead", mode="reduce-overhead"),
+        "torch, compiled": compiled(torch_block, f"default_{size}"),
+        "torch, reduce-overhead": compiled(
+            torch_block, f"reduce_overhead_{size}", mode="reduce-overhead"
+        ),
     }
     expected = torch_block(*args).float()
     for function in variants.values():
@@ -219,24 +241,45 @@ def floor_medians(rounds: int) -> dict[str, dict[str, float]]:
         torch.testing.assert_close(result.float(), expected, rtol=2e-2, atol=2e-2)
     runs = {name: (lambda f=function: f(*args)) for name, function in variants.items()}
     medians = {}
-    for clock_name, clock in (
-        ("loop", LoopClock("cuda", calls=LOOP_CALLS)),
-        ("do_bench", Clock("cuda")),
-    ):
-        times, failures = interleaved_rounds(runs, clock, rounds)
-        if failures:
-            raise RuntimeError(f"timing failed ({clock_name}): {failures}")
-        medians[clock_name] = {
-            name: statistics.median(values) * 1e3 for name, values in times.items()
-        }
+    with _one_cpu():
+        for clock_name, clock in (
+            ("loop", LoopClock("cuda", calls=LOOP_CALLS)),
+            ("do_bench", Clock("cuda")),
+        ):
+            times, failures = interleaved_rounds(runs, clock, rounds)
+            if failures:
+                raise RuntimeError(f"timing failed ({clock_name}): {failures}")
+            medians[clock_name] = {
+                name: statistics.median(values) * 1e3 for name, values in times.items()
+            }
     return medians
 
 
-def floor_table(medians: dict[str, dict[str, float]], rounds: int) -> str:
-    """The variants' medians by both clocks, and the floors' ratios (the loop's)."""
+@contextlib.contextmanager
+def _one_cpu() -> Iterator[None]:
+    """This process on one of the CPUs it may use, within the block (where the platform
+    lets a process choose: Linux)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is None:
+        yield
+        return
+    allowed = affinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def floor_table(
+    medians: dict[str, dict[str, float]], rounds: int, size: tuple[int, int] = (ROWS, COLUMNS)
+) -> str:
+    """The variants' medians by both clocks, and the floors' ratios (the loop's), for the
+    block of ``size``."""
     loop, bench = medians["loop"], medians["do_bench"]
     lines = [
-        f"Floors: medians of {rounds} interleaved rounds, µs per call. *loop*: CUDA events "
+        f"Floors, the block at ({size[0]}, {size[1]}) float16: medians of {rounds} "
+        "interleaved rounds, µs per call. *loop*: CUDA events "
         f"around {LOOP_CALLS} back-to-back calls, divided by {LOOP_CALLS} (the floors use "
         "it); *do_bench*: triton.testing.do_bench's median (L2 flushed before each call)",
         "",
@@ -330,7 +373,9 @@ def main() -> None:
         sections = []
         if options.table:
             sections.append(table(gpu_rows(options.calls), torch.cuda.get_device_name()))
-        sections.append(floor_table(floor_medians(options.rounds), options.rounds))
+        for size in SIZES:
+            medians = floor_medians(options.rounds, *size)
+            sections.append(floor_table(medians, options.rounds, size))
         # The fusion and layer sections' variants take longer each: fewer rounds.
         rounds = max(5, options.rounds // 2)
         if not options.no_fusion:
