@@ -81,6 +81,8 @@ CASES = {
     "add": (ops.add, lambda: [_randn(40), _randn(40)]),
     "add broadcast": (ops.add, lambda: [_randn(5, 24), _randn(24)]),
     "add strided": (ops.add, lambda: [_randn(6, 40)[:, ::2], _randn(6, 20)]),
+    "add 2-D": (ops.add, lambda: [_randn(6, 40), _randn(6, 40)]),  # a plan of stand-ins
+    "silu 3-D": (ops.silu, lambda: [_randn(2, 3, 40)]),
     "mm transposed": (ops.mm, lambda: [_randn(20, 24), _randn(36, 24).t()]),
     "rms_norm": (lambda x, w: ops.rms_norm(x, w, 1e-5), lambda: [_randn(6, 40), _randn(40)]),
     "softmax": (lambda x: ops.softmax(x, dim=0), lambda: [_randn(6, 40)]),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -79,6 +79,23 @@ class TorchFramework(InPlace):
         pinned = getattr(fast, "pinned", None)
         launch = fast.hot(miss) if pinned is None else pinned(miss)
         return hand_written.substitute(kernel, launch, bound="site")
+
+    @staticmethod
+    def launch_of_stand_ins(
+        kernel: Any, views: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+    ) -> Any:
+        """:meth:`launch_of` for a plan site that passes stand-ins (the same memory as the
+        kernel's arguments, in other shapes; ``views`` makes the arguments of them), or
+        None where there is no pinned launch, or a hand-written route would read the
+        arguments' shapes."""
+        fast = getattr(kernel, "fast_path", None)
+        if fast is None or getattr(fast, "pinned", None) is None:
+            return None
+        miss = lambda args, kwargs: fast.miss(args, kwargs)  # noqa: E731 - read per miss
+        launch = fast.pinned(miss, views)
+        if hand_written.substitute(kernel, launch) is not launch:
+            return None
+        return launch
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel`` (on Hopper, attention's forward and ``scaled_mm`` may take a

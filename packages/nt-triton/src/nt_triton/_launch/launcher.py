@@ -119,19 +119,28 @@ class FastLauncher:
         function: Callable[..., Any] = self._generate(miss, traced=False)["call"]
         return function
 
-    def pinned(self, miss: Miss) -> Callable[..., Any]:
+    def pinned(
+        self, miss: Miss, views: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+    ) -> Callable[..., Any]:
         """A launch for one caller whose calls all pass, by position and without keywords,
         tensors of one layout (shapes, strides, dtypes, devices) and the same scalars: a
         library op's recorded plan, whose own key fixes them.  It launches the plan it
         pinned after checking only alignment, overlaps, tensors the framework sends to
         the miss path and that no plan was made since; else it takes the hot path
         (:meth:`hot`, misses to ``miss``) and pins that call's plan.  Untraced calls
-        only.  Generated per call of this method: one per caller."""
+        only.  Generated per call of this method: one per caller.
+
+        With ``views``, the caller passes stand-ins: tensors of the same memory as the
+        kernel's arguments in other shapes (a contiguous tensor for its flat view).  The
+        pinned launch reads only what the two share (addresses, what the framework's
+        miss test reads); the hot path gets ``views(stand_ins)``, the arguments."""
         hot = self.hot(miss)
         pinned: list[Any] = [_EMPTY, -1]
         checks = self.kernel.spec.call_checks
 
         def repin(arguments: tuple[Any, ...]) -> Any:
+            if views is not None:
+                arguments = views(arguments)
             result = hot(*arguments)
             plan = self.mru[0]
             # The hot path leaves its plan in ``mru``, unless a miss could not key the

@@ -15,6 +15,12 @@ and device), and ``launch_of(kernel)``, the kernel's launch for calls known
 not to be traced, writing into its arguments as :class:`InPlace`'s ``run``
 does (the plan runs only untraced calls: the memo asks first).
 
+A plan makes no view it need not make (:mod:`~ninetoothed.library.ops._stand_ins`):
+where the framework offers ``launch_of_stand_ins``, a launch given views of
+contiguous tensors gets the tensors themselves, and an output allocated flat
+and viewed in its final shape is allocated in that shape; the launch makes the
+views only when its checks send the call back to the kernel's full path.
+
 A recording cannot be repeated, and ``plan`` returns None, when a step got a
 tensor that is neither an argument nor a step's result (the op made it some
 other way), when the op used a part of the hook other than ``describe``,
@@ -28,7 +34,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ninetoothed.library.ops import _stand_ins
+from ninetoothed.library.ops._common import contiguous
 from ninetoothed.library.ops._precision import setting
+from ninetoothed.library.ops._stand_ins import Allocation, Launch, View
 from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.runtime.syntax_trees import LOCK
@@ -52,6 +61,12 @@ class Recorder:
         self._inputs: dict[int, str] = {}
         self._used: set[int] = set()
         self._lines: list[str] = []
+        self._uses: list[list[str]] = []  # the references each line reads
+        self._using: list[str] = []  # the references read while a line is encoded
+        # What the plan may make without views (see _stand_ins): by the name they bind.
+        self._views: dict[str, View] = {}
+        self._allocations: dict[str, Allocation] = {}
+        self._launches: list[Launch] = []
         self._constants: dict[str, Any] = {}
         self._repeatable = True
         # Values the memo keys by value (the framework's dtypes): constants of the plan.
@@ -75,15 +90,30 @@ class Recorder:
         if allocation is None:
             return self._step("empty", args, kwargs)
         result = self._framework.empty(*args, **kwargs)
+        self._using = []
         self._encode_all(args, kwargs)  # the arguments reached the hook
         name = f"s{len(self._lines)}"
-        self._lines.append(f"{name} = {self._constant(allocation(*args, **kwargs))}()")
+        self._allocations[name] = Allocation(len(self._lines), allocation, args, kwargs)
+        self._add(f"{name} = {self._constant(allocation(*args, **kwargs))}()")
         self._note(result, name)
         return result
 
     def reshape(self, *args: Any, **kwargs: Any) -> Any:
-        """The framework's reshape, noted."""
-        return self._step("reshape", args, kwargs)
+        """The framework's reshape, noted (a view of a contiguous tensor where the plan
+        may pass the tensor itself: :mod:`~ninetoothed.library.ops._stand_ins`)."""
+        result = self._step("reshape", args, kwargs)
+        if (
+            len(args) == 2
+            and not kwargs
+            and id(args[0]) in self._references
+            and hasattr(self._framework, "launch_of_stand_ins")
+        ):
+            info = self._framework.describe(args[0])
+            if contiguous(info):
+                name = f"s{len(self._lines) - 1}"
+                source = self._references[id(args[0])]
+                self._views[name] = View(len(self._lines) - 1, source, tuple(args[1]))
+        return result
 
     def run(self, *args: Any, **kwargs: Any) -> list[Any]:
         """The framework's kernel run, noted; each output is a reference of its own
@@ -102,7 +132,10 @@ class Recorder:
         """``run`` of an in-place framework, noted as a call of the kernel's launch."""
         results = framework.run(kernel, arguments, outputs)
         launch = self._constant(framework.launch_of(kernel))
-        self._lines.append(f"{launch}({', '.join(map(self._encode, arguments))})")
+        self._using = []
+        encoded = [self._encode(argument) for argument in arguments]
+        self._launches.append(Launch(len(self._lines), kernel, encoded))
+        self._add(f"{launch}({', '.join(encoded)})")
         return results  # the arguments at ``outputs``: noted already
 
     def __getattr__(self, name: str) -> Any:
@@ -113,10 +146,17 @@ class Recorder:
     def plan(self, result: Any) -> Plan | None:
         """The function repeating the notes and returning ``result``'s counterpart, or
         None when the recording cannot be repeated."""
+        self._using = []
         returned = self._encode(result)
         if not self._repeatable or self._used != set(self._inputs):
             return None
-        body = "".join(f"    {line}\n" for line in self._lines)
+        lines = list(self._lines)
+        if getattr(self._framework, "launch_of_stand_ins", None) is not None:
+            lines = _stand_ins.rewrite(
+                lines, self._uses, self._using, self._views, self._allocations,
+                self._launches, self._stand_in_launch, self._constant,
+            )  # fmt: skip
+        body = "".join(f"    {line}\n" for line in lines)
         source = f"def plan(framework, args, kwargs):\n{body}    return {returned}\n"
         namespace = dict(self._constants)
         with LOCK:  # CPython's compiler is not safe to run from several threads at once
@@ -124,13 +164,29 @@ class Recorder:
         plan: Plan = namespace["plan"]
         return plan
 
+    def _stand_in_launch(self, kernel: Any, conversions: _stand_ins.Conversions) -> str | None:
+        """The plan's name of ``kernel``'s launch of stand-ins, which views those at
+        ``conversions`` for the kernel where it must; None where the framework has no
+        such launch for ``kernel``."""
+        views = _stand_ins.viewer(self._framework.reshape, conversions)
+        launch = self._framework.launch_of_stand_ins(kernel, views)  # type: ignore[attr-defined]
+        if launch is None:
+            return None
+        return self._constant(launch)
+
     def _step(self, method: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         result = getattr(self._framework, method)(*args, **kwargs)
+        self._using = []
         arguments = self._encode_all(args, kwargs)
         name = f"s{len(self._lines)}"
-        self._lines.append(f"{name} = framework.{method}({', '.join(arguments)})")
+        self._add(f"{name} = framework.{method}({', '.join(arguments)})")
         self._note(result, name)
         return result
+
+    def _add(self, line: str) -> None:
+        """``line`` appended to the plan, with the references its encoding read."""
+        self._lines.append(line)
+        self._uses.append(self._using)
 
     def _encode_all(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
         """A call's arguments as the plan's expressions."""
@@ -147,6 +203,7 @@ class Recorder:
         if reference is not None:
             if id(value) in self._inputs:
                 self._used.add(id(value))
+            self._using.append(reference)
             return reference
         kind = type(value)
         if kind in _LITERALS:

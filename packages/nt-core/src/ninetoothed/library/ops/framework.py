@@ -21,7 +21,10 @@ the memo finds the most recent plan of a form by it, without a key.  The plans t
 ``allocation(like, shape, dtype)`` (a function of no argument, made once,
 allocating what ``empty`` would) and an :class:`InPlace` framework's
 ``launch_of(kernel)`` where a framework has them
-(:mod:`~ninetoothed.library.ops._recording`).  A last optional member,
+(:mod:`~ninetoothed.library.ops._recording`), and
+``launch_of_stand_ins(kernel, views)`` (a launch taking tensors of the same
+memory as the kernel's arguments in other shapes, or None) to leave out the
+views only launches read (:mod:`~ninetoothed.library.ops._stand_ins`).  A last optional member,
 ``float32_products()``, says how the framework computes float32 matrix
 products (``"tf32"`` or ``"ieee"``): the ops that multiply matrices follow it
 (:mod:`~ninetoothed.library.ops._precision`); without it they keep Triton's
