@@ -29,7 +29,7 @@ from nt_triton._launch.layout import TensorMap, parameter_layout
 
 __all__ = [
     "NAME",
-    "SOURCE",
+    "SOURCES",
     "build",
     "extension",
     "hooks_registered",
@@ -41,7 +41,9 @@ __all__ = [
 NAME = "ninetoothed_lean_launch"
 """The extension module's name (its ``PyInit_`` function's)."""
 
-SOURCE = Path(__file__).with_name("lean_launch.c")
+SOURCES = (Path(__file__).with_name("lean_launch.c"), Path(__file__).with_name("lean_maps.c"))
+"""The extension's C source, in files compiled as one (the second uses the first's types):
+Triton's module cache keys on the whole text."""
 
 _log = logging.getLogger(__name__)
 _state: list[Any] = []
@@ -56,7 +58,7 @@ def build() -> Any:
     from nt_triton.aot._cc import cuda_include
 
     return compile_module_from_src(
-        src=SOURCE.read_text(),
+        src="\n".join(path.read_text() for path in SOURCES),
         name=NAME,
         include_dirs=[str(cuda_include())],
         libraries=["dl"],
