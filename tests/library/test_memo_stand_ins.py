@@ -159,6 +159,24 @@ def test_a_view_read_elsewhere_is_made():
     assert constants["k1"] == ("launch", "silu", ((1, (240,)),))
 
 
+def test_an_output_viewed_with_an_inferred_size_is_allocated_as_recorded():
+    constants: dict[str, Any] = {}
+
+    def constant(value: Any) -> str:
+        constants[f"k{len(constants)}"] = value
+        return f"k{len(constants) - 1}"
+
+    lines = _stand_ins.rewrite(
+        LINES, USES, ["s3"],
+        views={"s3": View(3, "s1", (-1, 40))},
+        allocations={"s1": Allocation(1, _allocation, ("like", (240,)), {})},
+        launches=[Launch(2, "silu", ["s0", "s1"])],
+        launch_of=lambda kernel, conversions: constant(("launch", kernel, conversions)),
+        constant=constant,
+    )  # fmt: skip
+    assert lines == LINES and constants == {}
+
+
 def test_a_kernel_without_a_launch_of_stand_ins_keeps_the_plan_as_recorded():
     lines, _ = _rewrite(LINES, USES, launch_of=lambda kernel, conversions: None)
     assert lines == LINES

@@ -138,6 +138,8 @@ def rewrite(
         allocation = allocations.get(view.source)
         if name in passed or allocation is None or others(view.source) != [view.line]:
             continue
+        if any(size < 0 for size in view.shape):  # a size the reshape infers (-1)
+            continue
         # Made in the view's shape; the view is the allocation; launches view it back.
         new = constant(allocation.shaped(view.shape))
         replaced[allocation.line] = f"{view.source} = {new}()"
