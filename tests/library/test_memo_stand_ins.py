@@ -177,6 +177,17 @@ def test_an_output_viewed_with_an_inferred_size_is_allocated_as_recorded():
     assert lines == LINES and constants == {}
 
 
+def test_a_view_a_launch_also_reads_inside_another_argument_is_made():
+    lines = ["s0 = framework.reshape(args[0], (240, ))", "c1(s0, [s0])"]
+    rewritten = _stand_ins.rewrite(
+        lines, [["args[0]"], ["s0", "s0"]], [],
+        views={"s0": View(0, "args[0]", (240,))}, allocations={},
+        launches=[Launch(1, "silu", ["s0", "[s0]"])],
+        launch_of=lambda kernel, conversions: "k0", constant=lambda value: "k1",
+    )  # fmt: skip
+    assert rewritten == lines
+
+
 def test_a_kernel_without_a_launch_of_stand_ins_keeps_the_plan_as_recorded():
     lines, _ = _rewrite(LINES, USES, launch_of=lambda kernel, conversions: None)
     assert lines == LINES

@@ -116,35 +116,9 @@ def rewrite(
     plan's result reads; ``views``, ``allocations``: by the name each line binds;
     ``launch_of(kernel, conversions)``: the plan's name of ``kernel``'s launch of
     stand-ins, or None; ``constant(value)``: the plan's name of a new constant."""
-    launch_lines = {launch.line for launch in launches}
-    readers: dict[str, list[int]] = {}
-    for index, references in enumerate(uses):
-        for reference in references:
-            readers.setdefault(reference, []).append(index)
-    for reference in returned:
-        readers.setdefault(reference, []).append(-1)
-
-    def others(reference: str) -> list[int]:
-        """The lines other than launches that read ``reference`` (-1: the result)."""
-        return [index for index in readers.get(reference, ()) if index not in launch_lines]
-
+    reads = _Reads(uses, returned, launches)
     replaced: dict[int, str | None] = {}  # line -> its new text, None: left out
-    passed: dict[str, tuple[str, tuple[int, ...]]] = {}  # argument -> (stand-in, kernel's shape)
-    for name, view in views.items():
-        if name in readers and not others(name):  # read by launches only
-            passed[name] = (view.source, view.shape)
-            replaced[view.line] = None
-    for name, view in views.items():
-        allocation = allocations.get(view.source)
-        if name in passed or allocation is None or others(view.source) != [view.line]:
-            continue
-        if any(size < 0 for size in view.shape):  # a size the reshape infers (-1)
-            continue
-        # Made in the view's shape; the view is the allocation; launches view it back.
-        new = constant(allocation.shaped(view.shape))
-        replaced[allocation.line] = f"{view.source} = {new}()"
-        replaced[view.line] = f"{name} = {view.source}"
-        passed[view.source] = (view.source, allocation.shape())
+    passed = _passed(views, allocations, reads, constant, replaced)
     if not passed:
         return lines
     for launch in launches:
@@ -166,3 +140,61 @@ def rewrite(
         if text is not None:
             kept.append(text)
     return kept
+
+
+def _passed(
+    views: dict[str, View],
+    allocations: dict[str, Allocation],
+    reads: _Reads,
+    constant: Callable[[Any], str],
+    replaced: dict[int, str | None],
+) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Each launch argument that may be a stand-in: ``argument -> (its stand-in, the shape
+    the kernel takes it in)``; the lines this changes go to ``replaced`` (None: left out)."""
+    passed: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for name, view in views.items():
+        if reads.read(name) and not reads.others(name):  # read by launches only
+            passed[name] = (view.source, view.shape)
+            replaced[view.line] = None
+    for name, view in views.items():
+        allocation = allocations.get(view.source)
+        if name in passed or allocation is None or reads.others(view.source) != [view.line]:
+            continue
+        if any(size < 0 for size in view.shape):  # a size the reshape infers (-1)
+            continue
+        # Made in the view's shape; the view is the allocation; launches view it back.
+        new = constant(allocation.shaped(view.shape))
+        replaced[allocation.line] = f"{view.source} = {new}()"
+        replaced[view.line] = f"{name} = {view.source}"
+        passed[view.source] = (view.source, allocation.shape())
+    return passed
+
+
+class _Reads:
+    """Which lines of a plan read each reference, and how."""
+
+    def __init__(self, uses: list[list[str]], returned: list[str], launches: list[Launch]):
+        self._uses = uses
+        self._launches = {launch.line: launch for launch in launches}
+        self._readers: dict[str, list[int]] = {}
+        for index, references in enumerate(uses):
+            for reference in dict.fromkeys(references):
+                self._readers.setdefault(reference, []).append(index)
+        for reference in dict.fromkeys(returned):
+            self._readers.setdefault(reference, []).append(-1)
+
+    def read(self, reference: str) -> bool:
+        """Whether anything reads ``reference``."""
+        return reference in self._readers
+
+    def others(self, reference: str) -> list[int]:
+        """The lines that read ``reference`` other than as a launch's own argument (-1: the
+        result); a launch that also reads it inside another argument counts."""
+        found = []
+        for index in self._readers.get(reference, ()):
+            launch = self._launches.get(index)
+            if launch is None or (
+                launch.arguments.count(reference) != self._uses[index].count(reference)
+            ):
+                found.append(index)
+        return found
