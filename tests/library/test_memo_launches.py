@@ -111,8 +111,9 @@ def _planned(op: Callable[..., Any]) -> bool:
     )
 
 
-def test_one_tensor_twice_launches_as_the_full_path(launches):
-    x = _randn(40)
+@pytest.mark.parametrize("shape", [(40,), (5, 8)])  # 2-D: both views stood in by x
+def test_one_tensor_twice_launches_as_the_full_path(launches, shape):
+    x = _randn(*shape)
     rounds = _calls(launches, ops.add, lambda: [x, x])
     assert all(r == rounds[0] for r in rounds) and rounds[0][1][1][:2] == ("in0", "in0")
     assert _planned(ops.add)
