@@ -4,7 +4,9 @@
     python benchmarks/ops_host.py --breakdown      # a CUDA GPU: where ops.add's time goes
     TRITON_INTERPRET=1 python benchmarks/ops_host.py --cpu-stub   # CPU, launches stubbed
 
-Cases, float16: ``add`` of 4096 elements against ``torch.add``; ``mm`` of a
+Cases, float16: ``add`` of 4096 elements against ``torch.add``, and of 16 x 4096
+(a plan that passes the 2-D tensors where the kernel takes 1-D views:
+``ninetoothed.library.ops._stand_ins``); ``mm`` of a
 decoding Linear (16 x 4096 by a transposed 4096 x 4096 weight) against
 ``torch.mm``; ``rms_norm`` of 16 x 4096 against ``F.rms_norm``; and
 ``scaled_dot_product_attention`` at decoding shapes (one query row of 32
@@ -59,6 +61,8 @@ def cases(device: str, stub: bool, small: bool = False) -> Iterator[Case]:
     x, y = randn(hidden), randn(hidden)
     yield f"add ({hidden},)", lambda: ops.add(x, y), lambda: torch.add(x, y)
     a, w = randn(16, hidden), randn(hidden, hidden)
+    b = randn(16, hidden)  # 2-D: the op views both as 1-D, its plan passes them as they are
+    yield f"add (16, {hidden})", lambda: ops.add(a, b), lambda: torch.add(a, b)
     mm = None if stub else (lambda: torch.mm(a, w.t()))
     yield f"mm (16, {hidden}) @ weight.T", lambda: ops.mm(a, w.t()), mm
     weight = randn(hidden)
