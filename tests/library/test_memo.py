@@ -64,8 +64,10 @@ def test_the_third_call_of_a_signature_runs_its_plan(framework, ops, described):
 @pytest.mark.parametrize(
     "name, shapes, extra",
     [
-        ("add", [(5, 24), (5, 24)], {}),
+        ("add", [(5, 24), (5, 24)], {}),  # a plan of stand-ins where the launch takes them
         ("add", [(5, 24), (24,)], {}),
+        ("silu", [(2, 3, 40)], {}),
+        ("swiglu", [(3, 40), (3, 40)], {}),
         ("mm", [(20, 24), (24, 36)], {}),
         ("rms_norm", [(6, 40), (40,)], {"eps": 1e-5}),
         ("softmax", [(6, 40)], {"dim": 0}),
@@ -88,6 +90,10 @@ def _reference(name: str, arrays: list[np.ndarray], extra: dict[str, Any]) -> np
     values = [f64(a) for a in arrays]
     if name == "add":
         return values[0] + values[1]
+    if name == "silu":
+        return values[0] / (1 + np.exp(-values[0]))
+    if name == "swiglu":
+        return values[0] * values[1] / (1 + np.exp(-values[1]))
     if name == "mm":
         return values[0] @ values[1]
     if name == "rms_norm":
