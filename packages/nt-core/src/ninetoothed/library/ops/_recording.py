@@ -62,7 +62,7 @@ class Recorder:
         self._used: set[int] = set()
         self._lines: list[str] = []
         self._uses: list[list[str]] = []  # the references each line reads
-        self._using: list[str] = []  # the references read while a line is encoded
+        self._using: list[str] = []  # the references read since the last line (or result)
         # What the plan may make without views (see _stand_ins): by the name they bind.
         self._views: dict[str, View] = {}
         self._allocations: dict[str, Allocation] = {}
@@ -90,7 +90,6 @@ class Recorder:
         if allocation is None:
             return self._step("empty", args, kwargs)
         result = self._framework.empty(*args, **kwargs)
-        self._using = []
         self._encode_all(args, kwargs)  # the arguments reached the hook
         name = f"s{len(self._lines)}"
         self._allocations[name] = Allocation(len(self._lines), allocation, args, kwargs)
@@ -132,7 +131,6 @@ class Recorder:
         """``run`` of an in-place framework, noted as a call of the kernel's launch."""
         results = framework.run(kernel, arguments, outputs)
         launch = self._constant(framework.launch_of(kernel))
-        self._using = []
         encoded = [self._encode(argument) for argument in arguments]
         self._launches.append(Launch(len(self._lines), kernel, encoded))
         self._add(f"{launch}({', '.join(encoded)})")
@@ -146,7 +144,6 @@ class Recorder:
     def plan(self, result: Any) -> Plan | None:
         """The function repeating the notes and returning ``result``'s counterpart, or
         None when the recording cannot be repeated."""
-        self._using = []
         returned = self._encode(result)
         if not self._repeatable or self._used != set(self._inputs):
             return None
@@ -176,7 +173,6 @@ class Recorder:
 
     def _step(self, method: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         result = getattr(self._framework, method)(*args, **kwargs)
-        self._using = []
         arguments = self._encode_all(args, kwargs)
         name = f"s{len(self._lines)}"
         self._add(f"{name} = framework.{method}({', '.join(arguments)})")
@@ -184,9 +180,11 @@ class Recorder:
         return result
 
     def _add(self, line: str) -> None:
-        """``line`` appended to the plan, with the references its encoding read."""
+        """``line`` appended to the plan, with the references its encoding read (every
+        line is encoded, then added: what is read next belongs to the next one)."""
         self._lines.append(line)
         self._uses.append(self._using)
+        self._using = []
 
     def _encode_all(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[str]:
         """A call's arguments as the plan's expressions."""
