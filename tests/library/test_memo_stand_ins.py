@@ -22,7 +22,7 @@ from ninetoothed.errors import LaunchError
 from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import _stand_ins
 from ninetoothed.library.ops._stand_ins import Allocation, Launch, View
-from nt_torch import ops
+from nt_torch import hand_written, hopper_fp8, ops
 from nt_torch._framework import TorchFramework
 
 
@@ -95,6 +95,25 @@ def test_a_stand_in_requiring_grad_meets_the_kernel_s_refusal(launches):
         ops.swiglu(wanting, y)  # no backward: the kernel's miss path refuses it
     with torch.no_grad():
         assert ops.swiglu(wanting, y).shape == (6, 40)
+
+
+@pytest.mark.interpreter_only
+def test_a_kernel_a_hand_written_route_takes_keeps_its_views(launches, reshapes, monkeypatch):
+    """A route reads its calls' shapes (Hopper's Gluon kernels): no stand-ins for it."""
+    monkeypatch.setattr(hand_written, "routed", lambda kernel: True)
+    x, y = _randn(6, 40), _randn(6, 40)
+    for _ in range(3):
+        ops.add(x, y)
+    reshapes.clear()
+    ops.add(x, y)
+    assert reshapes == [(240,), (240,), (6, 40)]  # the plan as recorded: views in and out
+
+
+def test_a_kernel_is_routed_where_one_route_takes_it(monkeypatch):
+    kernel = object()
+    assert not hand_written.routed(kernel)
+    monkeypatch.setattr(hopper_fp8, "_mode", lambda found: False if found is kernel else None)
+    assert hand_written.routed(kernel)  # scaled_mm's route, float32 sums
 
 
 def test_the_interpreter_s_plans_compute_element_wise_ops_of_any_shape():

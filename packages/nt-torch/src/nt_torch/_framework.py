@@ -89,13 +89,11 @@ class TorchFramework(InPlace):
         None where there is no pinned launch, or a hand-written route would read the
         arguments' shapes."""
         fast = getattr(kernel, "fast_path", None)
-        if fast is None or getattr(fast, "pinned", None) is None:
+        pinned = getattr(fast, "pinned", None)
+        if fast is None or pinned is None or hand_written.routed(kernel):
             return None
         miss = lambda args, kwargs: fast.miss(args, kwargs)  # noqa: E731 - read per miss
-        launch = fast.pinned(miss, views)
-        if hand_written.substitute(kernel, launch) is not launch:
-            return None
-        return launch
+        return pinned(miss, views)
 
     def run(self, kernel: Any, arguments: Sequence[Any], outputs: Sequence[int]) -> list[Any]:
         """Call ``kernel`` (on Hopper, attention's forward and ``scaled_mm`` may take a

@@ -17,7 +17,7 @@ from typing import Any
 
 from nt_torch import hopper, hopper_fp8
 
-__all__ = ["keeps_the_operator", "substitute"]
+__all__ = ["keeps_the_operator", "routed", "substitute"]
 
 _ROUTES = (hopper, hopper_fp8)
 
@@ -36,6 +36,12 @@ def substitute(
         if routed is not launch:
             return routed
     return launch
+
+
+def routed(kernel: Any) -> bool:
+    """Whether some route takes ``kernel``'s launches (:func:`substitute` would wrap them):
+    a route reads its calls' shapes, so their tensors must be the kernel's own."""
+    return any(route.routed(kernel) for route in _ROUTES)
 
 
 def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any], int]) -> bool:

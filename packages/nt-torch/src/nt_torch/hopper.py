@@ -42,6 +42,7 @@ __all__ = [
     "keeps_the_operator",
     "on_hopper",
     "route",
+    "routed",
     "signature",
     "substitute",
 ]
@@ -115,7 +116,7 @@ def substitute(
     and ``launch`` for the others.  ``bound`` says how the Gluon launch is bound
     (:class:`Binding`): ``"site"`` once (a memo plan's site), ``"signature"`` per
     signature (a launch kept for many calls), None not at all (a launch for one call)."""
-    if not _routed(kernel):
+    if not routed(kernel):
         return launch
     from nt_triton import hopper_attention
 
@@ -219,7 +220,7 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     traced tensors have no addresses yet: everything :func:`fits` checks but those,
     on the sizes' example values (``hint``: no guard, no recompile; a call that does
     not fit when the graph runs takes the NineToothed kernel through the operator)."""
-    if len(args) != 6 or not _routed(kernel):
+    if len(args) != 6 or not routed(kernel):
         return False
     query, key, value, scale, _, output = args
     if not isinstance(scale, (int, float)) or not 0 < scale < math.inf:
@@ -227,7 +228,7 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     return _layout_fits(query, key, value, output, hint, WORK_FLOOR)
 
 
-def _routed(kernel: Any) -> bool:
+def routed(kernel: Any) -> bool:
     """Whether ``kernel`` is the library's attention forward at heads of 128 and the
     Gluon kernel may run here (the knob, the installed Triton)."""
     if not _attention_forward(getattr(kernel, "source_path", None)):

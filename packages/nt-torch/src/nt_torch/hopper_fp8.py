@@ -22,7 +22,7 @@ import torch
 
 from nt_torch import hopper
 
-__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "substitute"]
+__all__ = ["WORK_FLOOR", "fits", "keeps_the_operator", "routed", "substitute"]
 
 _OUTPUTS = (torch.float16, torch.bfloat16, torch.float32)
 _FAST_OUTPUTS = (torch.float16, torch.bfloat16)  # a float32 tile of 128 x 256 does not fit
@@ -85,6 +85,12 @@ def keeps_the_operator(kernel: Any, args: tuple[Any, ...], hint: Callable[[Any],
     return _layout_fits(
         input, mat2, scale_a, scale_b, output, number=hint, floor=WORK_FLOOR, fast=fast
     )
+
+
+def routed(kernel: Any) -> bool:
+    """Whether ``kernel`` is the library's ``scaled_mm`` and the Gluon kernel may run here:
+    whether :func:`substitute` routes its launches."""
+    return _mode(kernel) is not None
 
 
 def _mode(kernel: Any) -> bool | None:
