@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from support import gluon_routes
 from support.base import ON_GPU
 from support.hopper_attention import close as _close
 from support.hopper_attention import expected as _expected
@@ -32,17 +33,10 @@ needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gl
 DEVICE = "cuda" if ON_GPU else "cpu"
 
 
-_LAUNCHES: list = []
-"""The Gluon launches counted by :func:`gluon_launches`.  One list for all tests: a launch
-bound in one test may serve a later one (the compiled operator's launcher is kept per
-kernel, its Gluon launches bound per signature), and it counts where it was made."""
-
-
 @pytest.fixture
 def gluon_launches(monkeypatch):
     """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
-    calls = _LAUNCHES  # one list for every test: see _LAUNCHES
-    calls.clear()
+    calls = gluon_routes.counting(monkeypatch, hopper_attention)  # one list for every test
     real = hopper_attention.launch
 
     def launch(query, key, value, output, scale, causal, processors=None):
@@ -67,11 +61,6 @@ def gluon_launches(monkeypatch):
 
     monkeypatch.setattr(hopper_attention, "bind", bind)
     monkeypatch.setattr(hopper, "WORK_FLOOR", 0)  # small shapes: several programs, quick tests
-    monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
-    if not ON_GPU:
-        monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-        monkeypatch.setattr(hopper_attention, "_warm", lambda *args: None)
-        monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
     return calls
 
 

@@ -12,6 +12,7 @@ kernel module on its own: ``test_hopper_scaled_mm_kernel.py``.
 from __future__ import annotations
 
 import pytest
+from support import gluon_routes
 from support.base import ON_GPU
 from support.hopper_scaled_mm import DEVICE, FLOAT8
 from support.hopper_scaled_mm import close as _close
@@ -30,17 +31,10 @@ from nt_triton._compile_aside import Aside  # noqa: E402
 needs_gluon = pytest.mark.skipif(not hopper_scaled_mm.available(), reason="no Gluon for Hopper")
 
 
-_LAUNCHES: list = []
-"""The Gluon launches counted by :func:`gluon_launches`.  One list for all tests: a launch
-bound in one test may serve a later one (the compiled operator's launcher is kept per
-kernel, its Gluon launches bound per signature), and it counts where it was made."""
-
-
 @pytest.fixture
 def gluon_launches(monkeypatch):
     """The Gluon kernel's launches, counted (on the CPU, stood in: it writes 7s)."""
-    calls = _LAUNCHES  # one list for every test: see _LAUNCHES
-    calls.clear()
+    calls = gluon_routes.counting(monkeypatch, hopper_scaled_mm)  # one list for every test
     real = hopper_scaled_mm.launch
 
     def launch(a, b, sa, sb, output, processors=None, fast=False):
@@ -65,11 +59,6 @@ def gluon_launches(monkeypatch):
 
     monkeypatch.setattr(hopper_scaled_mm, "bind", bind)
     monkeypatch.setattr(hopper_fp8, "WORK_FLOOR", 0)  # small shapes: several programs
-    monkeypatch.setattr(hopper, "_wait", lambda: True)  # first calls too: no background compile
-    if not ON_GPU:
-        monkeypatch.setattr(hopper, "on_hopper", lambda tensor: True)
-        monkeypatch.setattr(hopper_scaled_mm, "_warm", lambda *args: None)
-        monkeypatch.setattr(hopper_scaled_mm, "_ASIDE", Aside("stand-in"))
     return calls
 
 
