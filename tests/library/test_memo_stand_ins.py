@@ -116,6 +116,7 @@ def test_a_kernel_is_routed_where_one_route_takes_it(monkeypatch):
     assert hand_written.routed(kernel)  # scaled_mm's route, float32 sums
 
 
+@pytest.mark.interpreter_only
 def test_the_interpreter_s_plans_compute_element_wise_ops_of_any_shape():
     """No stand-in GPU: the interpreter's kernels have no pinned launch, so plans keep
     their views; results against float64 on fresh tensors, call after call."""
