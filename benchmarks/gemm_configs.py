@@ -12,14 +12,13 @@ second operand is a transposed ``(N, K)`` weight, as a Linear layer passes it
 (``--row-major`` gives a ``(K, N)`` one).  One line per shape: cuBLAS's time and
 the six best configurations as cuBLAS time / ours.
 
-On an H100 (2026-11-28, 3 rounds, by the probe this script was made from), the tuner's
-space missed at mid-sized outputs:
-1024 x 4096 x 1024 ran 0.692 of cuBLAS through ``ops.mm`` (split in two) and 0.724
-unsplit, where 64 x 128 x 64 tiles with 8 stages reached 0.917 (6 stages 0.877;
-cuBLAS ran 64 x 128 tiles too); 512 x 4096 x 1024 0.742 against 0.853 for
-64 x 64 x 64 with 6 stages; 1024 x 4096 x 4096 0.932 against 0.962 for the
-persistent 128 x 256 x 64 with 3 stages, which the persistent space holds
-(``docs/tuning.md``).
+On an H100 (2026-11-28, 3 rounds, by the probe this script was made from), the
+generated space missed at mid-sized outputs: 1024 x 4096 x 1024 ran 0.724 of cuBLAS
+unsplit, where 64 x 128 x 64 tiles with 8 stages reached 0.917; 512 x 4096 x 1024 0.742
+against 0.853 for 64 x 64 x 64 with 6 stages.  What those runs found is now the
+one-program-per-tile variant's pinned list, ``mm.CONFIGS`` (``docs/tuning.md`` has the
+measurements); a run of this script on the H100 put 64 x 64 x 64 with 6 stages first
+at 512 x 4096 x 1024 (0.816, one round).
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """A GPU call that is not tuned (``NINETOOTHED_TUNING=off``) launches the first configuration
 that fits its dtypes: the fast path hands the tuner the call's element size (on the stand-in
-GPU of :func:`support.stub_gpu.stubbed_gpu`, launches recorded instead of run)."""
+GPU of :func:`support.stub_gpu.stubbed_gpu`, launches recorded instead of run).
+
+The kernel is the library's matrix product with a space generated from its block sizes'
+bounds, whose first configuration does not fit float32 tiles (the library's own pinned
+lists start with one that does: ``tests/library/test_matmul.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import pytest
 import torch
 from support.stub_gpu import stubbed_gpu
 
-from nt_torch import ops
+import ninetoothed
+from ninetoothed.library import mm
 from nt_triton import _tuning as tuning
 from nt_triton._launch.launcher import FastLauncher
 
@@ -28,12 +33,16 @@ def test_an_untuned_product_launches_a_configuration_its_dtype_fits(monkeypatch,
         chosen.append((self.kernel, result))
         return result
 
-    a, b = (torch.randn(256, 256, dtype=dtype) for _ in range(2))
+    a, b, c = (torch.randn(256, 256, dtype=dtype) for _ in range(3))
+    premade = mm.premake(2)
     with stubbed_gpu() as launches, monkeypatch.context() as patched:
+        product = ninetoothed.make(
+            premade.arrangement, premade.application, premade.tensors, max_num_configs=16
+        )
         # Undone before the stand-in puts the class back as it found it.
         patched.setattr(FastLauncher, "_configuration", recorded)
-        ops.mm(a, b)
-    assert [name for name, _ in launches] == ["mm"]
+        product(a, b, c)
+    assert len(launches) == 1
     ((kernel, picked),) = chosen
     tiles = kernel.tuner.sizing.tiles
     first = kernel.tuner.configurations[0]

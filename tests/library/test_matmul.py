@@ -158,8 +158,8 @@ def test_thin_outputs_have_no_persistent_variant():
 
 @pytest.mark.parametrize(
     "variant",
-    [{"tallest": 16}, {"tallest": 32}, {"tallest": mm.THIN}, {"persistent": True}],
-    ids=["thin 16", "thin 32", "thin 64", "persistent"],
+    [{}, {"tallest": 16}, {"tallest": 32}, {"tallest": mm.THIN}, {"persistent": True}],
+    ids=["one program per tile", "thin 16", "thin 32", "thin 64", "persistent"],
 )
 def test_a_pinned_space_s_first_configuration_fits_float32(variant):
     """``NINETOOTHED_MAX_NUM_CONFIGS`` cuts a pinned list to its first configurations

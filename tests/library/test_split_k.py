@@ -115,13 +115,19 @@ def test_conv2d_options_on_strided_operands(framework, ops, passes, stride, padd
 def test_the_rule_splits_only_outputs_too_small_for_the_gpu():
     """At the paper's shapes: the convolution's 20 tiles of 128 x 128 split 6 ways
     (120 programs, chunks of 768), the 4096 x 4096 products' 1,024 tiles not at
-    all; decoding's thin outputs (2 rows) never: memory-bound, host-bound loops."""
-    assert split.splits(1, 4 * 12 * 12, 512, 512 * 9) == 6
+    all; decoding's thin outputs (2 rows) never: memory-bound, host-bound loops.
+    Products count 64 x 64 tiles (their deep-pipelined space keeps a multiprocessor
+    busy with one), so prefill's key and value projections are not split."""
+    assert split.splits(1, 4 * 12 * 12, 512, 512 * 9, tile=split.CONVOLUTION_TILE) == 6
+    assert split.splits(1, 4 * 12 * 12, 512, 512 * 9) == 1  # 72 tiles of 64 x 64
     assert split.splits(1, 4096, 4096, 4096) == 1
     assert split.splits(4, 2048, 2048, 2048) == 1
     assert split.splits(1, 2, 4096, 4096, tallest=16) == 1
     assert split.splits(1, 64, 1024, 4096, tallest=64) == 1
-    assert split.splits(1, 256, 512, 4096) == 16  # 8 tiles of 128 x 128, not thin: split
+    assert split.splits(1, 1024, 1024, 4096) == 1  # 256 tiles
+    assert split.splits(1, 512, 1024, 4096) == 1  # 128 tiles: one wave
+    assert split.splits(1, 256, 512, 4096) == 4  # 32 tiles, not thin: split
+    assert split.splits(1, 100, 333, 777) == 3  # 12 tiles, 3 chunks of at least 4 steps
     assert split.splits(1, 64, 64, 300) == 1  # too short to split
     assert split.splits(1, 0, 64, 4096) == 1
 

@@ -22,6 +22,7 @@ __all__ = [
     "BLOCK_SIZE_K",
     "BLOCK_SIZE_M",
     "BLOCK_SIZE_N",
+    "TUNING",
     "Pair",
     "application",
     "arrangement",
@@ -38,6 +39,11 @@ BLOCK_SIZE_K = block_size(32, 64)
 """The tuned block sizes: smaller than ``mm``'s, as convolutions are smaller GEMMs (the
 paper's (4, 512, 14, 14) x (512, 512, 3, 3) is 576 x 512 x 4608: 128 x 128 blocks make
 20 programs for 132 SMs, 64 x 64 blocks 72)."""
+
+TUNING = {"max_num_configs": 16}
+"""``make``'s options: at most 16 configurations spread over the block sizes' bounds.
+(``mm``'s pinned deep pipelines, :data:`ninetoothed.library.mm.CONFIGS`, are not
+measured on a convolution's gathered windows, and the paper's convolution is split.)"""
 
 
 def operands(
@@ -112,4 +118,4 @@ def premake(
         arrangement, stride=stride, padding=padding, dilation=dilation, split=split
     )
     name = "conv2d_split" if split else None
-    return Premade(arranged, application, tensors, mm.TUNING, name=name)
+    return Premade(arranged, application, tensors, TUNING, name=name)

@@ -24,6 +24,7 @@ __all__ = [
     "BLOCK_SIZE_K",
     "BLOCK_SIZE_M",
     "BLOCK_SIZE_N",
+    "CONFIGS",
     "PERSISTENT_CONFIGS",
     "PERSISTENT_ELEMENTS",
     "PERSISTENT_TUNING",
@@ -87,9 +88,6 @@ def application(input: Tile, other: Tile, output: Tile) -> None:
     output = accumulator  # noqa: F841
 
 
-TUNING = {"max_num_configs": 16}
-"""``make``'s options for the GEMM kernels: at most 16 configurations tried on a GPU."""
-
 PERSISTENT_CONFIGS = (
     (128, 128, 32, 4, 4),
     (128, 256, 64, 8, 3),
@@ -104,9 +102,9 @@ PERSISTENT_CONFIGS = (
     (64, 64, 32, 4, 3),
 )
 """``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` the
-persistent variant tries.  The 16 configurations :data:`TUNING` spreads over
-the symbols' space keep 128 x 256 x 64 in 8 warps with 4 stages only, not the
-3-stage one that persistent Hopper GEMMs run best with.  The first is what runs
+persistent variant tries.  A space generated from the block sizes' bounds (16
+configurations spread over it) kept 128 x 256 x 64 in 8 warps with 4 stages only,
+not the 3-stage one that persistent Hopper GEMMs run best with.  The first is what runs
 untuned (``NINETOOTHED_TUNING=off``, a space cut to one): it fits a float32
 program's shared memory, which the 3-stage 128 x 256 x 64 does not."""
 
@@ -119,6 +117,43 @@ def pinned_configs(entries: tuple[tuple[int, int, int, int, int], ...]) -> list[
         for m, n, k, w, s in entries
     ]
 
+
+CONFIGS = (
+    (64, 128, 32, 4, 4),
+    (64, 128, 64, 4, 8),
+    (64, 128, 64, 4, 6),
+    (64, 128, 64, 8, 6),
+    (64, 128, 128, 4, 4),
+    (64, 64, 64, 4, 8),
+    (64, 64, 64, 4, 6),
+    (64, 64, 128, 4, 4),
+    (128, 64, 64, 8, 6),
+    (128, 64, 64, 4, 6),
+    (128, 128, 64, 4, 5),
+    (128, 128, 64, 8, 5),
+    (128, 128, 64, 8, 4),
+    (128, 128, 64, 4, 4),
+    (64, 128, 64, 8, 4),
+    (64, 64, 32, 8, 4),
+)
+"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` an output that is
+neither thin nor persistent (one program per tile) tunes over: outputs of fewer than
+:data:`PERSISTENT_ELEMENTS`, such as a prefill's key and value projections.  They have
+few tiles for the GPU, so each program must keep its multiprocessor busy on its own:
+what pays is a deep pipeline of loads along ``k`` (6 or 8 stages), which the generated
+space (3 or 4 stages) never tried.  On an H100 (``probe`` of each configuration pinned
+alone, cuBLAS time / ours, weight transposed), the generated space's best against
+these: 1024 x 4096 x 1024 0.724 -> 0.935 (64 x 128 x 64, 8 stages), 512 x 4096 x 1024
+0.592 -> 0.942 (64 x 64 x 64, 8 stages), 256 x 4096 x 4096 0.766 -> 1.033,
+1024 x 14336 x 1024 0.748 -> 1.003 (64 x 128 x 128, 4 stages), 2048 x 4096 x 1024
+0.851 -> 0.936 (128 x 128 x 64, 5 stages), bmm 8 x 512^3 0.952 -> 0.989 (128 x 128 x 64
+in 8 warps; ``docs/tuning.md``).  The last two are the generated space's best ones
+kept.  The first is what runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to
+one, the GPU tests'): it fits a float32 program's shared memory, as a deep pipeline
+of 4-byte operands does not (those fail to compile for float32 and are pruned)."""
+
+TUNING = {"configs": pinned_configs(CONFIGS)}
+"""``make``'s options for the one-program-per-tile GEMM kernels (:data:`CONFIGS`)."""
 
 PERSISTENT_TUNING = {"persistent": True, "configs": pinned_configs(PERSISTENT_CONFIGS)}
 """``make``'s options for the persistent variant: :data:`PERSISTENT_CONFIGS` in

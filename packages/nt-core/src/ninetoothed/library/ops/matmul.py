@@ -169,7 +169,7 @@ def conv2d(
         raise LaunchError(f"conv2d: the filter ({r}, {s}) does not fit the input ({h}, {w})")
     variant: dict[str, object] = {"stride": steps, "padding": pads, "dilation": spacing}
     variant |= products(framework, infos["input"].dtype)
-    count = split.splits(1, n * p * q, k, c * r * s)
+    count = split.splits(1, n * p * q, k, c * r * s, tile=split.CONVOLUTION_TILE)
     if count > 1:
         found = kernel(conv2d_kernel, split=True, **variant)
         parts = split.partial_products(framework, found, [input, weight], (n, k, p, q), count)

@@ -9,18 +9,28 @@ partial products in one launch of ``S`` times as many programs
 (:mod:`~ninetoothed.library.mm_split`) into a float32 workspace, and adds
 them in a second, memory-bound launch (:mod:`~ninetoothed.library.split_sum`).
 
-The rule (:func:`splits`): count the output's tiles at a reference tile of
-``REFERENCE_TILE`` (the pinned block size in tests; thin outputs are never
-split, below).  With at least half of ``PROCESSORS``
-tiles, ``S = 1``: one launch as before (the paper's 4096 x 4096 ``mm`` has
-1,024).  Otherwise ``S`` is the largest count whose programs still fit one
-wave, ``PROCESSORS // tiles``, so that the reference tiles make one program
-per processor and the tuner's smaller tiles two or four; it is capped so
-that each chunk keeps at least ``MIN_STEPS`` steps of ``STEP`` (a chunk of a
-few steps is mostly prologue, and the workspace grows with ``S``: ``S * M * N``
-float32 values written once and read once).  The paper's convolution gets
-``S = 6``: 120 programs of 128 x 128, 216 of 64 x 128, chunks of 768, a
-7 MB workspace (an H100: 97 us unsplit, 32 us split; cuDNN 40 us).
+The rule (:func:`splits`): count the output's tiles at a reference tile
+(the pinned block size in tests; thin outputs are never split, below).  With
+at least half of ``PROCESSORS`` tiles, ``S = 1``: one launch as before.
+Otherwise ``S`` is the largest count whose programs still fit one wave,
+``PROCESSORS // tiles``, so that the reference tiles make one program per
+processor and the tuner's larger tiles fewer; it is capped so that each chunk
+keeps at least ``MIN_STEPS`` steps of ``STEP`` (a chunk of a few steps is
+mostly prologue, and the workspace grows with ``S``: ``S * M * N`` float32
+values written once and read once).
+
+The reference tile is the tuning space's: ``REFERENCE_TILE`` (64) for ``mm``,
+``bmm`` and ``addmm``, whose space (:data:`ninetoothed.library.mm.CONFIGS`)
+keeps a multiprocessor busy with one 64-wide tile and a deep pipeline, and
+``CONVOLUTION_TILE`` (128) for ``conv2d``, whose generated space has shallow
+pipelines.  On an H100, with 128 as the products' reference, prefill's
+1024 x 4096 x 1024 split in two ran 0.695 of cuBLAS, against 0.935 unsplit
+with the deep pipelines; 512 x 4096 x 1024 split in four 0.757, against 0.942
+(``docs/tuning.md``).  The paper's convolution, (4, 512, 14, 14) x (512, 512,
+3, 3), is a 576 x 512 output of a 4,608-long reduction, 20 tiles of 128 x 128
+for 132 processors: ``S = 6``, 120 programs of 128 x 128, 216 of 64 x 128,
+chunks of 768, a 7 MB workspace (an H100: 97 us unsplit, 32 us split; cuDNN
+40 us).
 
 Thin outputs (at most ``mm.THIN`` rows, decoding's Linear layers) are never
 split.  Their products are memory-bound: splitting sped a (2, 4096) x (4096,
@@ -44,6 +54,7 @@ from ninetoothed.library.tiling import Pattern
 from ninetoothed.runtime.make import Kernel
 
 __all__ = [
+    "CONVOLUTION_TILE",
     "MIN_STEPS",
     "PROCESSORS",
     "REFERENCE_TILE",
@@ -58,8 +69,11 @@ __all__ = [
 PROCESSORS = 132
 """The streaming multiprocessors the rule fills: an H100's (SXM) and an H200's."""
 
-REFERENCE_TILE = 128
-"""The output tile's rows and columns the rule counts tiles with."""
+REFERENCE_TILE = 64
+"""The output tile's rows and columns the rule counts a product's tiles with."""
+
+CONVOLUTION_TILE = 128
+"""The output tile's rows and columns the rule counts a convolution's tiles with."""
 
 STEP = 64
 """The ``k`` step the rule assumes (the largest default ``BLOCK_SIZE_K``)."""
@@ -87,12 +101,19 @@ def pinned_splits(count: int) -> Iterator[None]:
         _PINNED_SPLITS[0] = previous
 
 
-def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None = None) -> int:
+def splits(
+    batch: int,
+    rows: int,
+    columns: int,
+    depth: int,
+    tallest: int | None = None,
+    tile: int = REFERENCE_TILE,
+) -> int:
     """``S``, the chunks to cut a reduction of ``depth`` into, for ``batch`` products
-    of ``rows`` x ``columns``; 1 for no split, always for a thin output (``tallest``:
-    the thin tiles' rows, given for one).  Under
-    :func:`~ninetoothed.library.pinned_block_sizes` the pinned size stands for both
-    the tile and the step; :func:`pinned_splits` overrides the rule,
+    of ``rows`` x ``columns``, counting ``tile`` x ``tile`` output tiles; 1 for no
+    split, always for a thin output (``tallest``: the thin tiles' rows, given for
+    one).  Under :func:`~ninetoothed.library.pinned_block_sizes` the pinned size
+    stands for both the tile and the step; :func:`pinned_splits` overrides the rule,
     except for an empty reduction (chunks of no length), which is never split."""
     if depth == 0:
         return 1
@@ -101,8 +122,7 @@ def splits(batch: int, rows: int, columns: int, depth: int, tallest: int | None 
     if tallest is not None:
         return 1  # a thin output (decoding): see the module's docstring
     size = pinned()
-    height = size or REFERENCE_TILE
-    width, step = (size, size) if size else (REFERENCE_TILE, STEP)
+    height, width, step = (size, size, size) if size else (tile, tile, STEP)
     tiles = batch * _ceil(rows, height) * _ceil(columns, width)
     if tiles == 0 or 2 * tiles >= PROCESSORS:
         return 1
