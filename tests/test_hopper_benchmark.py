@@ -29,7 +29,7 @@ def test_every_section_runs_checks_and_times_each_implementation(tmp_path: Path)
         + ["decode"] * 2
         + ["fp8"] * 4  # tensor-wise and row-wise scales, each with and without fast sums
         + ["configs"]
-        + ["gemm"] * 2
+        + ["gemm"] * 3
         + ["rows"] * 4
         + ["host"]
     )
