@@ -35,20 +35,19 @@ from gemm_variants import made
 
 from ninetoothed.library import mm
 
-CONFIGS = (
-    (64, 128, 64, 4, 4),
-    (64, 128, 64, 4, 6),
-    (64, 128, 64, 4, 8),
-    (128, 64, 64, 4, 6),
-    (128, 128, 64, 8, 4),
-    (128, 128, 64, 4, 4),
-    (64, 256, 64, 8, 4),
+EXTRA_CONFIGS = (
     (128, 256, 64, 8, 3),
-    (64, 64, 64, 4, 6),
+    (64, 256, 64, 8, 4),
     (128, 128, 32, 4, 6),
     (64, 128, 32, 4, 8),
 )
-"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` timed alone."""
+"""Candidates timed beside the library's list: the persistent list's best at large outputs
+and neighbours of the list's entries."""
+
+CONFIGS = tuple(dict.fromkeys((*mm.CONFIGS, *EXTRA_CONFIGS)))
+"""``(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` timed alone: the
+one-program-per-tile variant's list (``mm.CONFIGS``) and :data:`EXTRA_CONFIGS`."""
+
 
 SHAPES = ((1024, 4096, 1024), (512, 4096, 1024), (2048, 4096, 1024), (1024, 4096, 4096))
 """``(M, K, N)``: Llama 3 8B's prefill products of 1,024 tokens and their neighbours."""

@@ -141,16 +141,18 @@ neither thin nor persistent (one program per tile) tunes over: outputs of fewer 
 :data:`PERSISTENT_ELEMENTS`, such as a prefill's key and value projections.  They have
 few tiles for the GPU, so each program must keep its multiprocessor busy on its own:
 what pays is a deep pipeline of loads along ``k`` (6 or 8 stages), which the generated
-space (3 or 4 stages) never tried.  On an H100 (``probe`` of each configuration pinned
-alone, cuBLAS time / ours, weight transposed), the generated space's best against
-these: 1024 x 4096 x 1024 0.724 -> 0.935 (64 x 128 x 64, 8 stages), 512 x 4096 x 1024
-0.592 -> 0.942 (64 x 64 x 64, 8 stages), 256 x 4096 x 4096 0.766 -> 1.033,
-1024 x 14336 x 1024 0.748 -> 1.003 (64 x 128 x 128, 4 stages), 2048 x 4096 x 1024
-0.851 -> 0.936 (128 x 128 x 64, 5 stages), bmm 8 x 512^3 0.952 -> 0.989 (128 x 128 x 64
-in 8 warps; ``docs/tuning.md``).  The last two are the generated space's best ones
-kept.  The first is what runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to
-one, the GPU tests'): it fits a float32 program's shared memory, as a deep pipeline
-of 4-byte operands does not (those fail to compile for float32 and are pruned)."""
+space (3 or 4 stages) never tried.  On an H100 (each configuration pinned alone, as
+``benchmarks/gemm_configs.py`` does; cuBLAS time / ours, weight transposed), the
+generated space's best against this list's: 1024 x 4096 x 1024 0.724 -> 0.935
+(64 x 128 x 64, 8 stages); 512 x 4096 x 1024 0.592 -> 0.942 (64 x 64 x 64, 8 stages);
+256 x 4096 x 4096 0.766 -> 1.033; 1024 x 14336 x 1024 0.748 -> 1.003 (64 x 128 x 128,
+4 stages); 2048 x 4096 x 1024 0.851 -> 0.936 (128 x 128 x 64, 5 stages); bmm 8 x 512^3
+0.952 -> 0.989 (128 x 128 x 64 in 8 warps; ``docs/tuning.md``).  The last three
+entries come from the generated space: two were its best at some measured shape, the
+third a small tile that ran near them at a tiny output (100 x 777 x 333).  The
+first is what runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to one, the
+GPU tests'): it fits a float32 program's shared memory, as a deep pipeline of 4-byte
+operands does not (those fail to compile for float32 and are pruned)."""
 
 TUNING = {"configs": pinned_configs(CONFIGS)}
 """``make``'s options for the one-program-per-tile GEMM kernels (:data:`CONFIGS`)."""
