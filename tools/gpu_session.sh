@@ -19,6 +19,9 @@
 # NT_STEPS="compiled host": torch.compile's GPU tests and benchmarks/compiled.py's floors,
 # then the ops' memo tests and per-call host cost (benchmarks/ops_host.py).
 # NT_STEPS=first: the first call of mm and sdpa on cold caches (benchmarks/first_call.py).
+# NT_STEPS=gemm: the GEMM variants' real tuning spaces (tests/library/test_gemm_spaces_gpu.py),
+# ops.mm at Llama-8B's decoding and prefill shapes against cuBLAS (benchmarks/hopper.py
+# --sections gemm) and every configuration of mm.CONFIGS alone (benchmarks/gemm_configs.py).
 # NT_STEPS=hopper: the Gluon kernels on Hopper (nt_triton.hopper_attention,
 # hopper_scaled_mm): their tests (and torch.compile's on the GPU), the prefill shapes
 # against torch and the NineToothed kernel, eager and compiled (5 rounds), scaled_mm
@@ -195,6 +198,15 @@ for knob in on off; do
     timeout -k 10 150 python3 benchmarks/first_call.py --rounds 2 --cases sdpa-causal \
         --env "NINETOOTHED_HOPPER_ATTENTION=$knob" 2>&1 | tee -a "$LOGS/hopper-first.log" | head -1
 done
+fi
+
+if [[ $STEPS == *" gemm "* ]]; then
+echo "=== the GEMM lists: real spaces, Llama-8B's shapes against cuBLAS, each configuration alone"
+NT_TEST_GPU=1 timeout -k 10 300 python3 -m pytest -q -s -p no:cacheprovider \
+    tests/library/test_gemm_spaces_gpu.py 2>&1 | tee "$LOGS/gemm-spaces.log" | tail -3
+timeout -k 10 200 python3 benchmarks/hopper.py --sections gemm --rounds 5 --out "$LOGS/gemm" \
+    2>&1 | tee "$LOGS/hopper-gemm.log" | tail -22
+timeout -k 10 240 python3 benchmarks/gemm_configs.py 2>&1 | tee "$LOGS/gemm-configs.log" | tail -8
 fi
 
 if [[ $STEPS == *" host "* ]]; then
