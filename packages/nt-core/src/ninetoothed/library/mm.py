@@ -152,7 +152,7 @@ entries come from the generated space: two were its best at some measured shape,
 third a small tile that ran near them at a tiny output (100 x 777 x 333).  The
 first is what runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to one, the
 GPU tests'): it fits a float32 program's shared memory, as a deep pipeline of 4-byte
-operands does not (those fail to compile for float32 and are pruned)."""
+operands does not (the tuner leaves those out for float32 operands)."""
 
 TUNING = {"configs": pinned_configs(CONFIGS)}
 """``make``'s options for the one-program-per-tile GEMM kernels (:data:`CONFIGS`)."""
