@@ -4,8 +4,8 @@ The rest of the GPU suite cuts each space to its first configuration
 (``NINETOOTHED_MAX_NUM_CONFIGS=1``), so a configuration that hangs, crashes or
 computes wrong would pass there.  Here a fresh process with cold caches runs
 ``ops.mm`` through each variant (one program per tile, split-K, thin, persistent)
-in float16 and float32 (whose deep pipelines do not fit shared memory: the tuner must
-leave them out, not fail the call), and compares with float64.
+in float16 and float32 (whose deepest pipelines do not fit shared memory: the tuner
+must leave them out, not fail the call), and compares with float64.
 """
 
 from __future__ import annotations

@@ -172,3 +172,28 @@ def test_a_pinned_space_s_first_configuration_fits_float32(variant):
     first = kernel.tuner.configurations[0]
     tiles = kernel.tuner.sizing.tiles(first.kwargs())
     assert tiles.fits(4, first.num_warps, first.num_stages), first
+
+
+def test_every_one_program_per_tile_entry_fits_two_byte_elements():
+    """The tuner tries only the configurations its estimate says fit the call's element
+    size: an entry of ``mm.CONFIGS`` that did not fit float16 would never run.  For float32
+    it leaves out the deepest pipelines (8 stages) and the widest steps; the first entry,
+    and a few others, remain."""
+    premade = mm.premake(2)
+    kernel = ninetoothed.make(
+        premade.arrangement, premade.application, premade.tensors, **premade.options
+    ).generated
+    tiles = kernel.tuner.sizing.tiles
+
+    def fitting(element_bytes: int) -> list[tuple[int, ...]]:
+        return [
+            (m, n, k, warps, stages)
+            for m, n, k, warps, stages in mm.CONFIGS
+            if tiles({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k}).fits(
+                element_bytes, warps, stages
+            )
+        ]
+
+    assert fitting(2) == list(mm.CONFIGS)
+    assert mm.CONFIGS[0] in fitting(4) and len(fitting(4)) < len(mm.CONFIGS)
+    assert all(stages < 8 for *_, stages in fitting(4)), fitting(4)

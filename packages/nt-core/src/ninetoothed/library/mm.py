@@ -151,8 +151,8 @@ generated space's best against this list's: 1024 x 4096 x 1024 0.724 -> 0.935
 entries come from the generated space: two were its best at some measured shape, the
 third a small tile that ran near them at a tiny output (100 x 777 x 333).  The
 first is what runs untuned (``NINETOOTHED_TUNING=off``, or a space cut to one, the
-GPU tests'): it fits a float32 program's shared memory, as a deep pipeline of 4-byte
-operands does not (the tuner leaves those out for float32 operands)."""
+GPU tests'): it fits a float32 program's shared memory, as the deepest pipelines of
+4-byte operands do not (the tuner leaves those out for float32 operands)."""
 
 TUNING = {"configs": pinned_configs(CONFIGS)}
 """``make``'s options for the one-program-per-tile GEMM kernels (:data:`CONFIGS`)."""
