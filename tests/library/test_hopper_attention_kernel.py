@@ -13,12 +13,13 @@ import sys
 import numpy as np
 import pytest
 from support.base import ON_GPU
+from support.gluon_routes import compile_stood_in
 from support.hopper_attention import DEVICE, close, expected, qkv
 
 torch = pytest.importorskip("torch")
 hopper = pytest.importorskip("nt_torch.hopper")
+
 from nt_triton import hopper_attention  # noqa: E402
-from nt_triton._compile_aside import Aside  # noqa: E402
 
 needs_gluon = pytest.mark.skipif(not hopper_attention.available(), reason="no Gluon for Hopper")
 
@@ -92,12 +93,7 @@ def test_causal_tiles_run_persistent_up_to_a_head_length():
 def test_the_launch_finds_the_kernel_its_ready_call_compiled(monkeypatch):
     """``launch`` looks the compiled kernel up by the key ``ready`` compiled it under,
     and only for that specialisation (another mask, an output not 16-byte aligned)."""
-    compiled = object()
-    found = []
-    monkeypatch.setattr(hopper_attention, "_warm", lambda *args: compiled)
-    monkeypatch.setattr(hopper_attention, "_ASIDE", Aside("stand-in"))
-    monkeypatch.setattr(hopper_attention, "run", lambda jit, kernel, *a, **k: found.append(kernel))
-    monkeypatch.setattr(hopper_attention, "_arguments", lambda *args: ((1,), ()))
+    compiled, found = compile_stood_in(monkeypatch, hopper_attention)
     q, k, v = qkv(1, 2, 20, 24)
     out = torch.empty_like(q)
     assert hopper_attention.ready(q, k, v, out, True, wait=True)

@@ -15,12 +15,13 @@ import sys
 
 import pytest
 from support.base import ON_GPU
+from support.gluon_routes import compile_stood_in
 from support.hopper_scaled_mm import DEVICE, FLOAT8, close, expected, on_hopper, operands
 from support.library import binds_on_this_triton
 
 torch = pytest.importorskip("torch")
+
 from nt_triton import hopper_scaled_mm  # noqa: E402
-from nt_triton._compile_aside import Aside  # noqa: E402
 
 needs_gluon = pytest.mark.skipif(not hopper_scaled_mm.available(), reason="no Gluon for Hopper")
 
@@ -166,12 +167,7 @@ def test_the_launch_finds_the_kernel_its_ready_call_compiled(monkeypatch):
     """``launch`` looks the compiled kernel up by the key ``ready`` compiled it under
     (the same arguments: the same key), and only for the specialisation it was
     compiled for: a scale at an address not 16-byte aligned is another key."""
-    compiled = object()
-    found = []
-    monkeypatch.setattr(hopper_scaled_mm, "_warm", lambda *args: compiled)
-    monkeypatch.setattr(hopper_scaled_mm, "_ASIDE", Aside("stand-in"))
-    monkeypatch.setattr(hopper_scaled_mm, "run", lambda jit, kernel, *a, **k: found.append(kernel))
-    monkeypatch.setattr(hopper_scaled_mm, "_arguments", lambda *args: ((1,), ()))
+    compiled, found = compile_stood_in(monkeypatch, hopper_scaled_mm)
     a, b, sa, sb = operands(37, 40, 64, True)
     out = torch.empty(37, 40, dtype=torch.bfloat16, device=DEVICE)
     assert not hopper_scaled_mm.ready(a, b, sa, sb, out, wait=True, may_load=False)

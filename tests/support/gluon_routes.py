@@ -1,5 +1,6 @@
 """What the Hopper route tests share (``tests/library/test_hopper_*.py``): the list their
-Gluon launches are counted in, and the route made to take small calls at once."""
+Gluon launches are counted in, the route made to take small calls at once, and a kernel
+module's compile and launch stood in."""
 
 from __future__ import annotations
 
@@ -30,3 +31,18 @@ def counting(monkeypatch: pytest.MonkeyPatch, kernels: ModuleType) -> list[Any]:
         monkeypatch.setattr(kernels, "_warm", lambda *args: None)
         monkeypatch.setattr(kernels, "_ASIDE", Aside("stand-in"))
     return LAUNCHES
+
+
+def compile_stood_in(monkeypatch: pytest.MonkeyPatch, kernels: ModuleType) -> tuple[Any, list[Any]]:
+    """``kernels``' compile stood in by one object and its runs recorded: ``(that object,
+    the list each run appends the compiled kernel it was given to)``, for the tests of
+    which compiled kernel ``kernels.launch`` finds."""
+    from nt_triton._compile_aside import Aside
+
+    compiled = object()
+    found: list[Any] = []
+    monkeypatch.setattr(kernels, "_warm", lambda *args: compiled)
+    monkeypatch.setattr(kernels, "_ASIDE", Aside("stand-in"))
+    monkeypatch.setattr(kernels, "run", lambda jit, kernel, *a, **k: found.append(kernel))
+    monkeypatch.setattr(kernels, "_arguments", lambda *args: ((1,), ()))
+    return compiled, found
