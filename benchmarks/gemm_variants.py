@@ -13,7 +13,9 @@ two runs: 4096^3 0.951 -> 0.958 and 0.936 -> 0.946, bmm 4 x 2048^3 0.925 ->
 0.956 and 0.935 -> 0.962; 8192^3, 2048 x 8192 x 2048 and 4096 x 4096 x 14336
 within the noise either way (0.950 -> 0.977, then 0.974 -> 0.972); below the
 threshold bmm 8 x 512^3 1.052 -> 0.977 and 1.001 -> 0.982, 100 x 333 x 777
-0.640 -> 0.605 and 0.601 -> 0.583 (``docs/tuning.md`` has the whole table).
+0.640 -> 0.605 and 0.601 -> 0.583 (``docs/tuning.md`` has the whole table).  One program
+per tile then tuned over a space generated from the block sizes' bounds, before
+``mm.CONFIGS``.
 """
 
 from __future__ import annotations
