@@ -19,8 +19,10 @@ calling thread generates the kernel, binds the call and sizes its tiles:
   starts none: its calls most likely find their configurations there, and a
   miss starts the workers as before.  The pool starts with as many workers
   as the kernel's first tuning can use, within what this process may start;
-* the lean launcher's extension (a C compiler's run on a cold cache), which
-  the first load would otherwise wait for;
+* the lean launcher's extension (a C compiler's run on a cold cache: 0.3 s on
+  an H100 host), once per process, whether the kernel tunes or not: its first
+  load would otherwise wait for it (an untuned first call did, after its
+  compile);
 * Triton's driver, once per process: on a cold Triton cache its first use
   compiles a C module (0.7 s on an H100 host), and the tuning call needs it
   (the device's target) before it sends any candidate to compile.
@@ -70,6 +72,8 @@ def ahead(
         _background(workers.triton_key, "key")
     if _first("driver"):
         _DRIVER[:] = [_background(_initialise_driver, "driver")]
+    if _first("lean"):
+        _background(_lean_extension, "lean")
     count = space_bounds.most_configurations(spec) if kept_count is None else kept_count
     if count < 2 or knobs.tuning_mode() != "on":
         return
@@ -112,6 +116,10 @@ def driver_settled() -> None:
 
 def _start(size: int) -> None:
     workers.pool(size).warm()
+
+
+def _lean_extension() -> None:
+    """Build (or find in Triton's cache) and load the lean launcher's extension."""
     from nt_triton._launch import lean
 
     lean.extension()
