@@ -215,7 +215,6 @@ CONFIGS: dict[int, tuple[tuple[int, int, int, int, int | None], ...]] = {
     128: (
         (128, 64, 8, 2, 128),
         (64, 64, 4, 3, None),
-        (128, 128, 8, 3, None),
         (64, 32, 4, 3, 128),
         (128, 64, 8, 3, None),
     ),
@@ -234,7 +233,10 @@ configuration is a compile of a second or two, and the general space's 12
 block shapes, each with and without the cap, made 24.  The measurements
 (``docs/design.md``, "Attention's configurations") also found the cap's
 worth: 128 registers let 128 x 64 blocks of heads of 128 run 2 stages at
-the best time of all, where the general space kept only 3 stages."""
+the best time of all, where the general space kept only 3 stages.  Heads of 128
+no longer try 128 x 128 blocks (8 warps, 3 stages): the slowest of the list to
+compile (the longest of a cold first call's parallel compiles), and never the
+fastest in a later sweep (0.86-0.96 of the best at 8 shapes, ``docs/design.md``)."""
 
 
 def configurations(head_bound: int) -> list[dict[str, int]]:
