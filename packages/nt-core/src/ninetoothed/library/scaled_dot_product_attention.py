@@ -236,7 +236,7 @@ worth: 128 registers let 128 x 64 blocks of heads of 128 run 2 stages at
 the best time of all, where the general space kept only 3 stages.  Heads of 128
 no longer try 128 x 128 blocks (8 warps, 3 stages): the slowest of the list to
 compile (the longest of a cold first call's parallel compiles), and never the
-fastest in a later sweep (0.86-0.96 of the best at 8 shapes, ``docs/design.md``)."""
+fastest in a later sweep (0.75-0.98 of the best at 9 shapes, ``docs/design.md``)."""
 
 
 def configurations(head_bound: int) -> list[dict[str, int]]:

@@ -51,8 +51,9 @@ GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
 """Device nodes of NVIDIA's and AMD's GPU drivers."""
 
 _started: set[str] = set()
-"""What was started already in this process: ``"key"``, and kernels' fingerprints (or
-labels, for kernels without one): a kernel made again starts nothing again."""
+"""What was started already in this process: ``"key"``, ``"driver"`` and ``"lean"`` (once
+each), and kernels' fingerprints (or labels, for kernels without one): a kernel made
+again starts nothing again."""
 _lock = threading.Lock()
 
 
@@ -82,7 +83,7 @@ def ahead(
         return
     if kept is not None and table.read(kept.stem):
         return
-    _background(lambda: _start(size), "workers")
+    _background(lambda: workers.pool(size).warm(), "workers")
 
 
 def _on_a_gpu() -> bool:
@@ -112,10 +113,6 @@ def driver_settled() -> None:
     for thread in list(_DRIVER):  # once joined, forgotten: later calls cost one check
         thread.join()
         _DRIVER.clear()
-
-
-def _start(size: int) -> None:
-    workers.pool(size).warm()
 
 
 def _lean_extension() -> None:
