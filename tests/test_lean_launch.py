@@ -45,10 +45,10 @@ def fake(fake_path: Path) -> Iterator[FakeCuda]:
     """The stand-in libcuda, loaded by the extension (built here with the system compiler)."""
     module = lean.build()
     module.load(str(fake_path))
-    saved = list(lean._state)
-    lean._state[:] = [module]
+    saved = list(lean.extension.values)
+    lean.extension.values[:] = [module]
     yield FakeCuda(fake_path)
-    lean._state[:] = saved
+    lean.extension.values[:] = saved
 
 
 @pytest.fixture(autouse=True)
@@ -460,3 +460,21 @@ def test_a_failed_build_falls_back_quietly(
     with caplog.at_level(logging.DEBUG, logger="nt_triton._launch.lean"):
         assert lean._load() is None
     assert "lean launcher unavailable" in caplog.text
+
+
+def test_the_extension_and_its_build_are_decided_once_each(
+    fake_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    monkeypatch.delenv("NINETOOTHED_C_LAUNCHER", raising=False)
+    monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
+    monkeypatch.setattr(lean.extension, "values", [])
+    monkeypatch.setattr(lean.built, "values", [])
+    # In a thread with a limit: a lock taken twice would hang the test, not fail it.
+    deciding = threading.Thread(target=lean.extension, daemon=True)
+    deciding.start()
+    deciding.join(timeout=120)
+    assert not deciding.is_alive(), "lean.extension() did not return"
+    module = lean.extension()
+    assert module is not None and lean.built() is module

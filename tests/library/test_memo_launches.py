@@ -26,16 +26,28 @@ from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import _memo, decoding
 from ninetoothed.runtime import plugins
 from nt_torch import ops
+from nt_triton._launch import lean
 from nt_triton._launch.launcher import FastLauncher
 
 pytestmark = pytest.mark.interpreter_only  # the stand-in GPU runs on CPU tensors
 
 
-@pytest.fixture
-def launches() -> Iterator[Launches]:
-    """Launches recorded, blocks of 16 (several programs), plans forgotten before."""
+@pytest.fixture(params=["C", "Python"])
+def launches(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Launches]:
+    """Launches recorded, blocks of 16 (several programs), plans forgotten before; the
+    kernels' pinned launches in C (``lean_pinned.c``) or in generated Python."""
+    if request.param == "Python":
+        monkeypatch.setattr(lean.built, "values", [None])  # no extension: the Python launch
+    elif lean.built() is None:
+        pytest.skip("no C compiler: the C pinned launch cannot be built")
     with stubbed_gpu() as recorded, pinned_block_sizes(16):
         yield recorded
+
+
+def _pinned(launch: Any) -> list[Any]:
+    """A pinned launch's ``[plan, generation at the pin]``, in C or in Python."""
+    native = getattr(launch, "pinned", None)
+    return native if native is not None else launch.__globals__["pinned"]
 
 
 def _named(found: Launches, tensors: list[torch.Tensor], result: Any) -> list[Any]:
@@ -190,7 +202,7 @@ def test_a_pinned_launch_sends_an_overlap_to_the_kernel_s_checks(launches):
     kernel(x, y, z)  # validated; the fast path is installed
     launch = ops.framework.launch_of(kernel)
     launch(x, y, z)
-    assert launch.__globals__["pinned"][0][3] is not None  # a plan pinned
+    assert _pinned(launch)[0][3] is not None  # a plan pinned
     launches.clear()
     launch(x, y, torch.zeros(64))  # other tensors, one layout: the pinned plan
     assert len(launches) == 1

@@ -41,7 +41,7 @@ from ninetoothed.runtime.hookspecs import HostReads, Miss
 from nt_triton import _failures as failures
 from nt_triton import _tuning as tuning
 from nt_triton._abi import ParameterKind
-from nt_triton._launch import compiled
+from nt_triton._launch import compiled, lean
 from nt_triton._launch.hot_source import hot_source, pinned_source, scalar_value
 from nt_triton._launch.reads import reader
 from nt_triton._launch.target import LaunchTarget
@@ -151,6 +151,13 @@ class FastLauncher:
             pinned[:] = [plan, self.generation[0]] if fits and plan[0](*tensors) else [_EMPTY, -1]
             return result
 
+        native = lean.make_pinned(
+            pinned, self.generation, repin, self.reads, len(checks), self._tensor_positions,
+            self._scalar_positions, self.kernel.aliasing.pairs,
+        )  # fmt: skip
+        if native is not None:
+            launch_in_c: Callable[..., Any] = native
+            return launch_in_c
         source = pinned_source(
             len(checks), self._tensor_positions, self._scalar_positions, self.reads,
             multi_device=self.reads.current_device is not None, pairs=self.kernel.aliasing.pairs,

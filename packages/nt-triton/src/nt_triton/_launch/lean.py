@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ninetoothed.runtime.hookspecs import HostReads
+from ninetoothed.runtime.once import Once
 from nt_triton import knobs
 from nt_triton._launch.layout import TensorMap, parameter_layout
 
@@ -31,9 +34,11 @@ __all__ = [
     "NAME",
     "SOURCES",
     "build",
+    "built",
     "extension",
     "hooks_registered",
     "make_launch",
+    "make_pinned",
     "tensor_map",
     "usable",
 ]
@@ -41,14 +46,13 @@ __all__ = [
 NAME = "ninetoothed_lean_launch"
 """The extension module's name (its ``PyInit_`` function's)."""
 
-SOURCES = (Path(__file__).with_name("lean_launch.c"), Path(__file__).with_name("lean_maps.c"))
-"""The extension's C source, in files compiled as one (the second uses the first's types):
+SOURCES = tuple(
+    Path(__file__).with_name(name) for name in ("lean_launch.c", "lean_maps.c", "lean_pinned.c")
+)
+"""The extension's C source, in files compiled as one (the later use the first's types):
 Triton's module cache keys on the whole text."""
 
 _log = logging.getLogger(__name__)
-_state: list[Any] = []
-"""``[module or None]`` once decided: built and loaded at most once per process."""
-_lock = threading.Lock()
 
 
 def build() -> Any:
@@ -70,28 +74,38 @@ def driver_path() -> str:
     return os.environ.get("NINETOOTHED_LIBCUDA") or "libcuda.so.1"
 
 
-def extension() -> Any | None:
-    """The extension with the CUDA driver loaded, or None where launches take Triton's
-    launcher: ``NINETOOTHED_C_LAUNCHER=off``, no C compiler, a failed build, no driver."""
-    if _state:
-        return _state[0]
-    with _lock:
-        if not _state:
-            _state.append(_load())
-    return _state[0]
-
-
-def _load() -> Any | None:
+def _build() -> Any | None:
     if not knobs.c_launcher():
         _log.debug("lean launcher off (NINETOOTHED_C_LAUNCHER)")
         return None
     try:
-        module = build()
-        module.load(driver_path())
+        return build()
     except Exception as error:  # noqa: BLE001 - any failure: Triton's launcher does the work
         _log.debug("lean launcher unavailable, using Triton's launcher: %s", error)
         return None
+
+
+def _load() -> Any | None:
+    module = _build()
+    if module is None:
+        return None
+    built.offer(module)
+    try:
+        module.load(driver_path())
+    except Exception as error:  # noqa: BLE001 - any failure: Triton's launcher does the work
+        _log.debug("CUDA driver unavailable, using Triton's launcher: %s", error)
+        return None
     return module
+
+
+built: Once[Any | None] = Once(_build)
+"""``built()``: the extension, built, whether or not the CUDA driver loads (its ``Pinned``
+needs none); None with ``NINETOOTHED_C_LAUNCHER=off``, no C compiler or a failed build."""
+
+extension: Once[Any | None] = Once(_load)
+"""``extension()``: the extension with the CUDA driver loaded, or None where launches take
+Triton's launcher: ``NINETOOTHED_C_LAUNCHER=off``, no C compiler, a failed build, no
+driver.  Decided apart from :data:`built`, which it offers what it built."""
 
 
 def hooks_registered() -> bool:
@@ -195,4 +209,45 @@ def make_launch(
         )
     except (ValueError, TypeError, OverflowError) as error:  # a grid past the driver's range
         _log.debug("lean launcher refused a launch, using Triton's launcher: %s", error)
+        return None
+
+
+_METHOD = re.compile(r"^\{\}\.(\w+)\(\)$")
+_ATTRIBUTE = re.compile(r"^\{\}\.(\w+)$")
+
+
+def make_pinned(
+    pinned: list[Any],
+    generation: list[int],
+    repin: Callable[[tuple[Any, ...]], Any],
+    reads: HostReads,
+    count: int,
+    tensors: Sequence[int],
+    scalars: Sequence[int],
+    pairs: Sequence[tuple[int, int]],
+) -> Any | None:
+    """The C twin (``lean_pinned.c``) of the pinned launch that
+    :func:`~nt_triton._launch.hot_source.pinned_source` writes in Python, over the same
+    ``pinned``, ``generation`` and ``repin``; None where the framework's pointer read
+    is not a method call (``{}.data_ptr()``) or its miss test not an attribute
+    (``{}.requires_grad``), or the extension is not built."""
+    pointer = _METHOD.match(reads.pointer_read)
+    miss_mode, miss_attribute = None, None
+    if reads.miss_when is not None:
+        attribute = _ATTRIBUTE.match(reads.miss_when[1])
+        if attribute is None:
+            return None
+        miss_mode, miss_attribute = reads.miss_when[0], attribute.group(1)
+    module = built() if pointer is not None else None
+    if module is None or pointer is None:
+        return None
+    try:
+        return module.Pinned(
+            pinned=pinned, generation=generation, repin=repin, stream=reads.raw_stream,
+            current_device=reads.current_device, miss_mode=miss_mode,
+            pointer=pointer.group(1), miss_attribute=miss_attribute, count=count,
+            tensors=tuple(tensors), scalars=tuple(scalars), pairs=tuple(pairs),
+        )  # fmt: skip
+    except ValueError as error:  # more values than it holds: the Python launch
+        _log.debug("no C pinned launch: %s", error)
         return None

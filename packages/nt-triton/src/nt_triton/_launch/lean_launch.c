@@ -429,13 +429,22 @@ static struct PyModuleDef module_definition = {
     methods, NULL, NULL, NULL, NULL,
 };
 
+/* A plan's pinned launch (lean_pinned.c, compiled after this file as one source). */
+static PyTypeObject PinnedType;
+
 PyMODINIT_FUNC PyInit_ninetoothed_lean_launch(void) {
-    if (PyType_Ready(&LaunchType) < 0) return NULL;
+    if (PyType_Ready(&LaunchType) < 0 || PyType_Ready(&PinnedType) < 0) return NULL;
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
     Py_INCREF(&LaunchType);
     if (PyModule_AddObject(module, "Launch", (PyObject *)&LaunchType) < 0) {
         Py_DECREF(&LaunchType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&PinnedType);
+    if (PyModule_AddObject(module, "Pinned", (PyObject *)&PinnedType) < 0) {
+        Py_DECREF(&PinnedType);
         Py_DECREF(module);
         return NULL;
     }
