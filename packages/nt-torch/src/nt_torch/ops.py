@@ -23,10 +23,12 @@ from typing import Any
 import torch
 
 from ninetoothed.errors import LaunchError
-from ninetoothed.library.ops import install, kernels
+from ninetoothed.library.ops import Memo, install, kernels
+from ninetoothed.runtime import plugins
+from nt_torch import _express
 from nt_torch._after_import import when_imported
 from nt_torch._framework import TorchFramework
-from nt_torch.tracing import traced
+from nt_torch.tracing import TRACING_CHECKS, traced
 
 framework = TorchFramework()
 """The hook the ops are bound to."""
@@ -69,14 +71,31 @@ class _GraphCall:
     (``nt_torch.tracing.traced`` routes it to the operator there).  An instance,
     not a function: ``torch.compile(ops.mm)`` itself then runs the op from a
     frame of Dynamo's (it wraps callables without source), so the op is still
-    one call rather than a traced top frame.  Eager calls pay one frame."""
+    one call rather than a traced top frame.
+
+    Eager calls: once the op's memo has a plan for a signature, the op's
+    express lane (:mod:`nt_torch._express`) serves repeated calls in C, and
+    the class's ``__call__`` is the extension's ``dispatch``; every other call
+    takes :meth:`_slow`."""
 
     def __init__(self, op: Callable[..., Any]) -> None:
         functools.update_wrapper(self, op)
         self._op = op
+        self._lane: Any = None
+        """The express lane, once the memo made a plan (``dispatch`` reads it)."""
+        self._memo: Memo | None = getattr(op, "memo", None)
+        if self._memo is not None:
+            self._memo.planned = self._planned
+            self._memo.forgotten = self._forgotten
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The op (:meth:`_slow`); replaced on the class by the express lane's dispatch."""
+        return self._slow(*args, **kwargs)
+
+    def _slow(self, *args: Any, **kwargs: Any) -> Any:
         """The op, raising :class:`_TracedLaunchError` for its errors while it is traced."""
+        if not _express_started:
+            _start_express()
         # A plain loop: eager calls pay a few isinstance checks, not a generator.
         for value in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(value, _SYMBOLIC):
@@ -90,6 +109,28 @@ class _GraphCall:
             # No cause: Dynamo looks at the cause, when there is one, for the type.
             raise _traced_error_type()(*error.args) from None
 
+    def _planned(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: tuple[bool, ...],
+        guard: Any, plan: Any,
+    ) -> None:  # fmt: skip
+        """The memo made ``plan`` for this call's signature: the lane serves the next."""
+        extension = _express.extension()
+        if extension is None or self._memo is None:
+            return
+        if self._lane is None:
+            self._lane = extension.Lane(
+                slow=self._slow, framework=self._memo.framework, checks=TRACING_CHECKS,
+                grad_enabled=torch.is_grad_enabled, plugins=plugins,
+                no_guard=plugins.no_call_guard, settings=tuple(self._memo.settings),
+            )  # fmt: skip
+            _GraphCall.__call__ = extension.dispatch  # type: ignore[method-assign]
+        self._lane.arm(args, kwargs, tensors, guard, plan)
+
+    def _forgotten(self) -> None:
+        """The memo dropped its plans: so does the lane."""
+        if self._lane is not None:
+            self._lane.disarm()
+
     def __reduce__(self) -> str:
         # The module's own op by name: pickles as the function did, and a (deep) copy of
         # a model holding an op keeps the registered object (a copy would be traced).
@@ -98,6 +139,16 @@ class _GraphCall:
     def __repr__(self) -> str:
         # What help() shows of an instance: its name and the op's signature.
         return f"<nt_torch op {self.__name__}{inspect.signature(self._op)}>"
+
+
+_express_started = False
+
+
+def _start_express() -> None:
+    """Build the express lane's extension in the background (the first call of any op)."""
+    global _express_started
+    _express_started = True
+    _express.start()
 
 
 _SYMBOLIC = (torch.SymBool, torch.SymInt, torch.SymFloat)

@@ -6,9 +6,11 @@ sends them to its miss path; both ask here, so that neither imports the other.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-__all__ = ["is_compiling", "traced"]
+__all__ = ["TRACING_CHECKS", "is_compiling", "traced"]
 
 is_compiling = torch.compiler.is_compiling
 """``torch.compiler.is_compiling``, bound once (a global lookup per call)."""
@@ -31,3 +33,26 @@ def traced() -> bool:
     the fakes' data pointers; ``make_fx(tracing_mode="real")`` would record a
     graph without the op."""
     return bool(is_compiling() or _transforms_active() or _included(_PYTHON))
+
+
+def _compiling_check() -> tuple[Any, tuple[Any, ...]]:
+    """``is_compiling``'s answer as a call C can make without running Python.
+
+    PyTorch's ``is_compiling`` returns ``torch.compiler._is_compiling_flag`` outside
+    TorchScript (whose functions never run this Python): two Python frames per call
+    where a ``getattr`` of the flag is one C call.  The flag is read directly only
+    where the function reads nothing else; any other ``is_compiling`` is called."""
+    flag = "_is_compiling_flag"
+    names = set(getattr(getattr(is_compiling, "__code__", None), "co_names", ()))
+    if flag in names and names <= {"torch", "jit", "is_scripting", flag}:
+        return (getattr, (torch.compiler, flag))
+    return (is_compiling, ())
+
+
+TRACING_CHECKS: tuple[tuple[Any, tuple[Any, ...]], ...] = (
+    _compiling_check(),
+    (_transforms_active, ()),
+    (_included, (_PYTHON,)),
+)
+""":func:`traced`'s checks as ``(function, arguments)`` pairs, each true when tracing:
+the express lane (``_express.c``) calls them from C."""

@@ -42,6 +42,7 @@ __all__ = [
     "lazy_adapter_hook",
     "lazy_submodules",
     "loaded_kernel",
+    "no_call_guard",
     "plugin_manager",
     "refresh_call_guard",
     "register",
@@ -79,6 +80,11 @@ _adapter_by_type: dict[type, FrameworkAdapter] = {}
 
 def _no_guard() -> None:
     """The call guard when no plugin has one: nothing to check."""
+
+
+no_call_guard: Callable[[], None] = _no_guard
+""":data:`call_guard` while no plugin has a guard: a caller that skips the call when
+``call_guard is no_call_guard`` skips nothing (``nt_torch``'s express lane)."""
 
 
 call_guard: Callable[[], None] = _no_guard

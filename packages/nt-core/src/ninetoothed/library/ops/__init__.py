@@ -24,7 +24,7 @@ from ninetoothed.library.ops.differentiation import GRADIENTS, differentiated
 from ninetoothed.library.ops.framework import Framework, InPlace
 from ninetoothed.runtime import plugins
 
-__all__ = ["GRADIENTS", "OPERATIONS", "Framework", "InPlace", "bind", "install"]
+__all__ = ["GRADIENTS", "OPERATIONS", "Framework", "InPlace", "Memo", "bind", "install"]
 
 OPERATIONS: dict[str, Callable[..., Any]] = {
     "add": elementwise.add,
@@ -50,13 +50,15 @@ def bind(operation: Callable[..., Any], framework: Framework, module: str) -> Ca
     module): its signature and documentation without the framework argument;
     differentiable when it has a backward (:data:`GRADIENTS`).  Calls that need no
     gradient remember their decisions per signature
-    (:mod:`~ninetoothed.library.ops._memo`)."""
-    memo = Memo(operation, framework).__call__  # the bound method: no slot lookup per call
-    op = differentiated(operation.__name__, operation, framework, memo) or _plain(operation, memo)
+    (:mod:`~ninetoothed.library.ops._memo`), the op's ``memo`` attribute."""
+    memo = Memo(operation, framework)
+    call = memo.__call__  # the bound method: no slot lookup per call
+    op = differentiated(operation.__name__, operation, framework, call) or _plain(operation, call)
     signature = inspect.signature(operation)
     parameters = list(signature.parameters.values())[1:]
     op.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     op.__module__ = module
+    op.memo = memo  # type: ignore[attr-defined]  # for a framework's own fast path
     return op
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import os
+import types
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -45,7 +46,7 @@ from ninetoothed.library.ops._precision import Live
 from ninetoothed.library.ops._recording import Recorder
 from ninetoothed.library.ops.framework import Framework
 
-__all__ = ["KNOB", "LIMIT", "SETTINGS", "Memo", "enabled", "forget"]
+__all__ = ["KNOB", "LIMIT", "SETTINGS", "Memo", "Planned", "enabled", "forget"]
 
 SETTINGS: tuple[list[Any], ...] = (kernels._PINNED, split._PINNED_SPLITS, decoding._PINNED)
 """The module-level settings the ops' choices read besides their arguments (each a
@@ -59,6 +60,13 @@ KNOB = "NINETOOTHED_OP_MEMO"
 """Set to ``off`` (or ``0``, ``false``, ``no``) before a framework's ops module is imported
 (``nt_torch.ops``: its memos are made then): every call takes the op's full path, as
 before the memo (a way out should a plan misbehave)."""
+
+Planned = Callable[[tuple[Any, ...], dict[str, Any], tuple[bool, ...], Any, Any], None]
+"""``planned(args, kwargs, tensors, guard, plan)``: told of each plan made with a guard.
+``tensors`` flags which values (positional, then keyword) are tensors; ``guard`` checks
+that other tensors have this call's tensors' signatures; ``plan(framework, args,
+kwargs)`` runs any call of the signature.  A framework may serve such calls itself
+(``nt_torch``'s express lane): the memo's hot path decides nothing else for them."""
 
 _MEMOS: weakref.WeakSet[Memo] = weakref.WeakSet()
 
@@ -93,7 +101,22 @@ class Memo:
         self._find: Callable[[tuple[Any, ...], dict[str, Any]], Any] = _no_key
         """Its twin finding the call's entry, the most recent hit first."""
         self._keyers: dict[Hashable, Keyers | None] = {}
+        self.planned: Planned | None = None
+        """Told of each plan made with a guard (:data:`Planned`); None: nobody asks."""
+        self.forgotten: Callable[[], None] | None = None
+        """Called when :func:`forget` drops the plans (what :attr:`planned` got is stale)."""
         _MEMOS.add(self)
+
+    @property
+    def framework(self) -> Framework:
+        """The framework the op is bound to: a plan's first argument."""
+        return self._framework
+
+    @property
+    def settings(self) -> tuple[Any, ...]:
+        """What the op's choices read besides its arguments, each read as ``setting[0]``:
+        a plan serves calls only while they hold the values they had when it was made."""
+        return self._settings
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """The op's result for ``args`` and ``kwargs``: by its plan when there is one.
@@ -127,13 +150,18 @@ class Memo:
         """A signature's second call: run on a recorder, keep the plan (or the full path)."""
         recorder = Recorder(framework, args, kwargs)
         result = self._operation(recorder, *args, **kwargs)
-        self._plans[key] = recorder.plan(result) or self._full
+        plan = recorder.plan(result)
+        self._plans[key] = plan or self._full
         if self._guard is not None:
-            tensors = [v for v in (*args, *kwargs.values()) if self._signature(v) is not None]  # type: ignore[misc]
+            values = (*args, *kwargs.values())
+            flags = tuple(self._signature(v) is not None for v in values)  # type: ignore[misc]
             try:
-                self._guards[key] = self._guard(tensors)
+                guard = self._guards[key] = self._guard([v for v, t in zip(values, flags) if t])
             except Exception:  # noqa: BLE001 - tensors the guard cannot check: the key alone
                 self._guards.pop(key, None)
+            else:
+                if self.planned is not None and type(plan) is types.FunctionType:
+                    self.planned(args, kwargs, flags, guard, plan)
         return result
 
     def _full(self, framework: Framework, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -233,3 +261,5 @@ def forget() -> None:
         memo._keyers.clear()
         memo._guards.clear()
         memo._keyer = memo._find = _no_key
+        if memo.forgotten is not None:
+            memo.forgotten()

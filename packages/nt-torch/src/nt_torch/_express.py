@@ -1,0 +1,89 @@
+"""The library ops' express lane: a repeated call's plan reached in C (``_express.c``).
+
+A repeated call of ``nt_torch.ops.add`` passes four Python layers before its
+recorded plan (:mod:`ninetoothed.library.ops._memo`): the graph-call wrapper,
+the gradient check, the memo's tracing check and its key.  On an H100 host
+they cost more than the launch.  Once the memo makes a plan with a guard it
+tells the op (:attr:`~ninetoothed.library.ops._memo.Memo.planned`), and the
+op arms its *lane*, a C object that repeats those layers' answers for the
+op's four most recent signatures; everything else takes the Python path as
+before.  :func:`install` then makes the extension's ``dispatch`` the ops'
+``__call__``.
+
+The extension needs only a C compiler and Python's headers.  It is built
+once per process in the background (:func:`start`, on an op's first call),
+with Triton's helper into Triton's cache, like the lean launcher; the first
+plan waits for it.  Set ``NINETOOTHED_EXPRESS=off`` to keep every call on the
+Python path; where it cannot be built, calls keep it too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ninetoothed.runtime.once import Once
+
+__all__ = ["KNOB", "NAME", "SOURCE", "build", "enabled", "extension", "start"]
+
+NAME = "ninetoothed_torch_express"
+"""The extension module's name (its ``PyInit_`` function's)."""
+
+SOURCE = Path(__file__).with_name("_express.c")
+
+KNOB = "NINETOOTHED_EXPRESS"
+"""``off`` (or ``0``, ``false``, ``no``): no express lane, every call takes the Python
+path (read when the extension would be built)."""
+
+_log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_builder: list[threading.Thread] = []
+
+
+def enabled() -> bool:
+    """Whether the lane may serve calls (:data:`KNOB`)."""
+    return os.environ.get(KNOB, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def build() -> Any:
+    """Build (or find in Triton's cache) and import the extension."""
+    from triton.runtime.build import compile_module_from_src
+
+    return compile_module_from_src(src=SOURCE.read_text(), name=NAME)
+
+
+def start() -> None:
+    """Begin building the extension in the background, once per process.
+
+    Triton's build helper is imported here, in the caller's thread: a module that two
+    threads import at once may be seen half made by one of them (``triton.runtime``
+    missing from a ``triton`` still importing), and the op calling this imports
+    Triton next anyway."""
+    if extension.values or _builder or not enabled():
+        return
+    with _lock:
+        if not extension.values and not _builder:
+            import triton.runtime.build  # noqa: F401 - imported whole before the thread
+
+            thread = threading.Thread(target=extension, name="nt-express-build", daemon=True)
+            _builder.append(thread)
+            thread.start()
+
+
+def _load() -> Any | None:
+    if not enabled():
+        _log.debug("express lane off (%s)", KNOB)
+        return None
+    try:
+        return build()
+    except Exception as error:  # noqa: BLE001 - any failure: the Python path serves
+        _log.debug("express lane unavailable, calls take the Python path: %s", error)
+        return None
+
+
+extension: Once[Any | None] = Once(_load)
+"""``extension()``: the extension, built on first use (waiting for :func:`start`'s build);
+None where it is off or cannot be built."""
