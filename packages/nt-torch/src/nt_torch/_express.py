@@ -27,12 +27,13 @@ from typing import Any
 
 from ninetoothed.runtime.once import Once
 
-__all__ = ["KNOB", "NAME", "SOURCE", "build", "enabled", "extension", "start"]
+__all__ = ["KNOB", "NAME", "SOURCES", "build", "enabled", "extension", "start"]
 
 NAME = "ninetoothed_torch_express"
 """The extension module's name (its ``PyInit_`` function's)."""
 
-SOURCE = Path(__file__).with_name("_express.c")
+SOURCES = tuple(Path(__file__).with_name(name) for name in ("_express.c", "_express_dispatch.c"))
+"""The extension's C source, in files compiled as one (the second uses the first's types)."""
 
 KNOB = "NINETOOTHED_EXPRESS"
 """``off`` (or ``0``, ``false``, ``no``): no express lane, every call takes the Python
@@ -52,7 +53,7 @@ def build() -> Any:
     """Build (or find in Triton's cache) and import the extension."""
     from triton.runtime.build import compile_module_from_src
 
-    return compile_module_from_src(src=SOURCE.read_text(), name=NAME)
+    return compile_module_from_src(src="\n".join(p.read_text() for p in SOURCES), name=NAME)
 
 
 def start() -> None:
