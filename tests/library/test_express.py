@@ -427,3 +427,18 @@ def test_while_torch_compiles_the_lane_stands_aside(monkeypatch):
     before = _served(ops.add)
     _close(ops.add(x, y), (x.double() + y.double()).float())
     assert _served(ops.add) == before
+
+
+def test_a_signature_the_lane_cannot_arm_is_served_by_the_python_path(monkeypatch):
+    class Refusing:
+        """A lane whose arming fails (an argument it cannot read)."""
+
+        def arm(self, *recorded: Any) -> None:
+            raise RuntimeError("cannot read this argument")
+
+    x, y = _randn(37), _randn(37)
+    ops.add(x, y)  # a first call: the extension decided, the dispatch in place
+    monkeypatch.setattr(ops.add, "_lane", Refusing())
+    for _ in range(3):  # the second call records, the lane refuses, the calls go on
+        a, b = _randn(37), _randn(37)
+        _close(ops.add(a, b), (a.double() + b.double()).float())

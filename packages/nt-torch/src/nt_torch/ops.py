@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,8 @@ from nt_torch.tracing import TRACING_CHECKS, traced
 
 framework = TorchFramework()
 """The hook the ops are bound to."""
+
+_log = logging.getLogger(__name__)
 
 __all__ = install(globals(), framework)
 
@@ -124,7 +127,10 @@ class _GraphCall:
                 no_guard=plugins.no_call_guard, settings=tuple(self._memo.settings),
             )  # fmt: skip
             _GraphCall.__call__ = extension.dispatch  # type: ignore[method-assign]
-        self._lane.arm(args, kwargs, tensors, guard, plan)
+        try:
+            self._lane.arm(args, kwargs, tensors, guard, plan)
+        except Exception as error:  # noqa: BLE001 - a value it cannot read: the Python path
+            _log.debug("express lane of %s not armed: %s", self.__name__, error)
 
     def _forgotten(self) -> None:
         """The memo dropped its plans: so does the lane."""
