@@ -442,3 +442,25 @@ def test_a_signature_the_lane_cannot_arm_is_served_by_the_python_path(monkeypatc
     for _ in range(3):  # the second call records, the lane refuses, the calls go on
         a, b = _randn(37), _randn(37)
         _close(ops.add(a, b), (a.double() + b.double()).float())
+
+
+def test_a_lane_calls_the_plugins_call_guard_first():
+    import types
+
+    calls: list[str] = []
+    hooks = types.SimpleNamespace(call_guard=lambda: calls.append("guard"))
+    lane = _express.extension().Lane(
+        slow=_slow, framework="hook", checks=(), grad_enabled=torch.is_grad_enabled,
+        plugins=hooks, no_guard=plugins.no_call_guard, settings=(),
+    )  # fmt: skip
+    t = torch.zeros(2)
+    lane.arm((t,), {}, (True,), _always, _plan)
+    assert lane(t)[0] == "plan" and calls == ["guard"]
+
+    def refusing() -> None:
+        raise RuntimeError("not here")
+
+    hooks.call_guard = refusing  # its error meets the caller on the Python path
+    assert lane(t)[0] == "slow"
+    hooks.call_guard = plugins.no_call_guard  # none: nothing called
+    assert lane(t)[0] == "plan" and calls == ["guard"]
