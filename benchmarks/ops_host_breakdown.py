@@ -1,7 +1,8 @@
 """Where ``ops.add``'s host time goes (``python benchmarks/ops_host.py --breakdown``, a GPU).
 
 Times in turn, per call on the host: ``torch.add``, ``torch.add(out=)``,
-``torch.empty_like``, ``ops.add`` (4096 float16 elements), and one bound
+``torch.empty_like``, ``ops.add`` (4096 float16 elements), its layers alone
+(the express lane, the recorded plan, the plan's pinned launch), and one bound
 launch of the add kernel (its plan for 8192 elements, captured when
 ``ops.add`` binds it) called twice over: through Triton's own launcher and
 through NineToothed's lean C launcher (``nt_triton._launch.lean``).  The
@@ -57,6 +58,36 @@ def _captured_launches(ops: Any, x: Any) -> dict[str, Callable[[], Any]]:
     return launches
 
 
+def _layers(ops: Any, x: Any, y: Any) -> dict[str, Callable[[], Any]]:
+    """``ops.add``'s layers below the op, each called alone: its express lane (when armed),
+    its recorded plan, and the plan's pinned launch of the kernel with an output."""
+    import functools
+
+    import torch
+
+    for _ in range(3):  # the second call records the plan and arms the lane
+        ops.add(x, y)
+    memo = ops.add.memo
+    plans = [p for p in memo._plans.values() if getattr(p, "__code__", None)]
+    layers: dict[str, Callable[[], Any]] = {}
+    lane = getattr(ops.add, "_lane", None)
+    if lane is not None:
+        layers["express lane (ops.add less its dispatch)"] = lambda: lane(x, y)
+    if plans:
+        plan, framework = plans[-1], memo.framework
+        layers["recorded plan (allocation and pinned launch)"] = lambda: plan(framework, (x, y), {})
+        launches = [
+            value
+            for name, value in plan.__globals__.items()
+            if name.startswith("c") and callable(value) and not isinstance(value, functools.partial)
+        ]
+        if launches:
+            z = torch.empty_like(x)
+            launch = launches[0]
+            layers[f"pinned launch ({type(launch).__name__})"] = lambda: launch(x, y, z)
+    return layers
+
+
 def breakdown(measure: Callable[..., dict[str, list[float]]], rounds: int, count: int) -> list[str]:
     """Markdown rows: each component's median [min - max] us per call."""
     import torch
@@ -70,6 +101,7 @@ def breakdown(measure: Callable[..., dict[str, list[float]]], rounds: int, count
         "torch.add(out=)": lambda: torch.add(x, y, out=z),
         "torch.empty_like": lambda: torch.empty_like(x),
         "ops.add": lambda: ops.add(x, y),
+        **_layers(ops, x, y),
         **_captured_launches(ops, x),
     }
     times = measure(calls, rounds, count)
