@@ -7,8 +7,9 @@ they cost more than the launch.  Once the memo makes a plan with a guard it
 tells the op (:attr:`~ninetoothed.library.ops._memo.Memo.planned`), and the
 op arms its *lane*, a C object that repeats those layers' answers for the
 op's four most recent signatures; everything else takes the Python path as
-before.  :func:`install` then makes the extension's ``dispatch`` the ops'
-``__call__``.
+before.  The first lane also makes the extension's ``dispatch`` the ops'
+``__call__`` (``nt_torch.ops._GraphCall``), so a call reaches its lane with no
+Python frame.
 
 The extension needs only a C compiler and Python's headers.  It is built
 once per process in the background (:func:`start`, on an op's first call),
