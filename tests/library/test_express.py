@@ -456,6 +456,8 @@ def test_a_lane_calls_the_plugins_call_guard_first():
     t = torch.zeros(2)
     lane.arm((t,), {}, (True,), _always, _plan)
     assert lane(t)[0] == "plan" and calls == ["guard"]
+    # A call the lane leaves meets the guard on the Python path only, not twice.
+    assert lane(t, 1)[0] == "slow" and calls == ["guard"]
 
     def refusing() -> None:
         raise RuntimeError("not here")

@@ -10,16 +10,17 @@
  *   - every argument of the recorded exact type; every non-tensor equal to the
  *     recorded value (a float by its bits: -0.0 is not 0.0);
  *   - the same tensors one and the same object as when recorded;
- *   - no tracing (each of ``checks`` false), after the plugins' call guard (called,
- *     as the Python path calls it first);
+ *   - no tracing (each of ``checks`` false);
  *   - every setting the ops' choices read (``settings[i][0]``) as recorded;
  *   - the recorded guard (PyTorch's C++ tensor check: type, dtype, device, sizes,
  *     strides, dispatch keys and ``requires_grad``) true of the tensors;
  *   - grad mode off, where a recorded tensor requires grad (then a call in grad mode
  *     must be recorded for autograd; where none does, the guard ensures none does).
  *
- * Then it calls ``plan(framework, args, kwargs)``, as the memo would; anything else goes
- * to ``slow(*args, **kwargs)``, the op's Python path.  An entry is a tuple:
+ * Then it calls the plugins' call guard, as every op does (the checks before it only
+ * read; a guard that raises sends the call to the Python path, which raises it), and
+ * ``plan(framework, args, kwargs)``, as the memo would; anything else goes to
+ * ``slow(*args, **kwargs)``, the op's Python path, which calls the guard itself.  An entry is a tuple:
  * (nargs, kwnames or None, types, values, pattern, setting values, guard, plan, whether a
  * tensor requires grad), where
  * ``values`` holds ``TENSOR`` at a tensor's place and ``pattern`` gives, per tensor,
@@ -140,16 +141,22 @@ static int settings_hold(Lane *self, PyObject *entry) {
     return 1;
 }
 
-/* The plugins' call guard called, as every op calls it first (none: nothing to call),
-   then whether no tracing keeps the call from the lane: 1 when the call may take it,
-   0 when not, -1 on error. */
-static int open_for_calls(Lane *self) {
+/* The plugins' call guard called, as every op calls it (none: nothing to call); 0 on
+   success, -1 on error.  Called once the lane serves the call: the checks before it
+   only read, and a call the lane leaves to the Python path meets the guard there. */
+static int call_guard(Lane *self) {
     PyObject *guard = PyObject_GetAttr(self->plugins, str_call_guard);
     if (guard == NULL) return -1;
     PyObject *called = guard == self->no_guard ? Py_NewRef(Py_None) : PyObject_CallNoArgs(guard);
     Py_DECREF(guard);
     if (called == NULL) return -1;
     Py_DECREF(called);
+    return 0;
+}
+
+/* Whether no tracing keeps the call from the lane: 1 when the call may take it, 0 when
+   not, -1 on error. */
+static int open_for_calls(Lane *self) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(self->checks); i++) {
         PyObject *check = PyTuple_GET_ITEM(self->checks, i);
         PyObject *callable = PyTuple_GET_ITEM(check, 0), *arguments = PyTuple_GET_ITEM(check, 1);
@@ -197,9 +204,10 @@ static PyObject *lane_run(Lane *self, PyObject *const *args, size_t nargsf, PyOb
     PyObject *tensors[MAX_VALUES];
     Py_ssize_t count = 0;
     PyObject *entry = entry_for(self, args, nargs, kwnames, tensors, &count);
+    if (entry != NULL && call_guard(self) < 0) Py_CLEAR(entry);
     if (entry == NULL) {
-        /* A check that raised (a tensor refusing a read) leaves the call to the op, which
-           raises its own error or serves it. */
+        /* A check or guard that raised (a tensor refusing a read) leaves the call to the
+           op, which raises its own error or serves it. */
         if (PyErr_Occurred()) PyErr_Clear();
         self->misses++;
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
