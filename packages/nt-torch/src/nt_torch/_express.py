@@ -64,7 +64,10 @@ def start() -> None:
     threads import at once may be seen half made by one of them (``triton.runtime``
     missing from a ``triton`` still importing), and the op calling this imports
     Triton next anyway."""
-    if extension.values or _builder or not enabled():
+    if extension.values or _builder:
+        return
+    if not enabled():
+        extension.offer(None)  # decided: later calls return at the first test
         return
     with _lock:
         if not extension.values and not _builder:

@@ -97,8 +97,7 @@ class _GraphCall:
 
     def _slow(self, *args: Any, **kwargs: Any) -> Any:
         """The op, raising :class:`_TracedLaunchError` for its errors while it is traced."""
-        if not _express_started:
-            _start_express()
+        _express.start()  # once per process: the lane's extension, built in the background
         # A plain loop: eager calls pay a few isinstance checks, not a generator.
         for value in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(value, _SYMBOLIC):
@@ -145,16 +144,6 @@ class _GraphCall:
     def __repr__(self) -> str:
         # What help() shows of an instance: its name and the op's signature.
         return f"<nt_torch op {self.__name__}{inspect.signature(self._op)}>"
-
-
-_express_started = False
-
-
-def _start_express() -> None:
-    """Build the express lane's extension in the background (the first call of any op)."""
-    global _express_started
-    _express_started = True
-    _express.start()
 
 
 _SYMBOLIC = (torch.SymBool, torch.SymInt, torch.SymFloat)
