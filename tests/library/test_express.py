@@ -332,6 +332,22 @@ def test_a_lane_serves_the_recorded_form_by_its_plan():
     assert lane.counts() == {"entries": 1, "hits": 1, "misses": len(served)}
 
 
+def test_a_call_without_keywords_gives_the_plan_a_read_only_empty_mapping():
+    """The lane shares one empty mapping among calls without keywords: a plan that
+    wrote into it would change every later call's, so it must refuse writes."""
+    t = torch.zeros(2)
+    lane = _lane()
+    lane.arm((t,), {}, (True,), _always, _plan)
+    first, second = lane(t), lane(t)
+    assert first[0] == second[0] == "plan"
+    assert dict(first[3]) == {} and first[3] is second[3]
+    with pytest.raises(TypeError):
+        first[3]["x"] = 1  # type: ignore[index]
+    lane.arm((t,), {"x": 1}, (True, False), _always, _plan)
+    named = lane(t, x=1)
+    assert named[0] == "plan" and named[3] == {"x": 1} and type(named[3]) is dict
+
+
 def test_a_lane_serves_only_the_recorded_number_of_arguments():
     t = torch.zeros(2)
     lane = _lane()

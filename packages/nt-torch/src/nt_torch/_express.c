@@ -37,6 +37,7 @@
 #define MAX_VALUES 32 /* arguments a call may have for the lane to serve it */
 
 static PyObject *TENSOR;        /* the marker of a tensor's place in an entry's values */
+static PyObject *NO_KEYWORDS;   /* a read-only empty mapping: the kwargs of a call with none */
 static PyObject *str_lane, *str_slow, *str_requires_grad, *str_call_guard;
 
 typedef struct {
@@ -213,14 +214,18 @@ static PyObject *lane_run(Lane *self, PyObject *const *args, size_t nargsf, PyOb
         return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
     }
     self->hits++;
-    PyObject *positional = PyTuple_New(nargs), *keywords = PyDict_New(), *result = NULL;
+    /* A call without keywords shares one read-only empty mapping (a plan only reads
+       its kwargs): no dict made per call. */
+    int named = kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0;
+    PyObject *positional = PyTuple_New(nargs), *result = NULL;
+    PyObject *keywords = named ? PyDict_New() : Py_NewRef(NO_KEYWORDS);
     if (positional != NULL && keywords != NULL) {
         for (Py_ssize_t i = 0; i < nargs; i++) {
             Py_INCREF(args[i]);
             PyTuple_SET_ITEM(positional, i, args[i]);
         }
         int ok = 1;
-        for (Py_ssize_t i = 0; kwnames && ok && i < PyTuple_GET_SIZE(kwnames); i++)
+        for (Py_ssize_t i = 0; named && ok && i < PyTuple_GET_SIZE(kwnames); i++)
             ok = PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) == 0;
         if (ok) {
             PyObject *call[3] = {self->framework, positional, keywords};

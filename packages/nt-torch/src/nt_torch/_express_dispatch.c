@@ -71,8 +71,11 @@ PyMODINIT_FUNC PyInit_ninetoothed_torch_express(void) {
     PyObject *module = PyModule_Create(&module_definition);
     if (module == NULL) return NULL;
     TENSOR = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    PyObject *empty = PyDict_New();
+    NO_KEYWORDS = empty == NULL ? NULL : PyDictProxy_New(empty);
+    Py_XDECREF(empty);
     Dispatch *dispatch = PyObject_New(Dispatch, &DispatchType);
-    if (TENSOR == NULL || dispatch == NULL) {
+    if (TENSOR == NULL || NO_KEYWORDS == NULL || dispatch == NULL) {
         Py_DECREF(module);
         return NULL;
     }
