@@ -47,7 +47,7 @@ def run(framework, ops, q, k, v, **options):
     return framework.to_numpy(result)
 
 
-@pytest.mark.parametrize(("dtype", "lq"), zip(DTYPES, [1, 4, 16]))
+@pytest.mark.parametrize(("dtype", "lq"), list(zip(DTYPES, [1, 4, 16])))
 def test_grouped_heads_over_a_ragged_cache(framework, ops, splits, dtype, lq):
     """8 query heads over 2 key/value heads (4 per group, packed into one program's
     rows), 2 batches, 200 keys: 5 chunks by the rule.  Each dtype with one query length

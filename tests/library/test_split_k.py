@@ -76,7 +76,7 @@ def test_bmm(framework, ops, passes, dtype):
 
 # Each dtype with one of the input's shapes (full, a row, a column), not every pair: the
 # dtype is the products' and the shape the epilogue's, and each run costs seconds here.
-@pytest.mark.parametrize(("dtype", "input_shape"), zip(DTYPES, [(19, 29), (29,), (19, 1)]))
+@pytest.mark.parametrize(("dtype", "input_shape"), list(zip(DTYPES, [(19, 29), (29,), (19, 1)])))
 def test_addmm(framework, ops, passes, dtype, input_shape):
     input, a, b = random(input_shape, dtype), random((19, 150), dtype), random((150, 29), dtype)
     given = [framework.from_numpy(t) for t in (input, a, b)]
