@@ -76,11 +76,15 @@ def _layers(ops: Any, x: Any, y: Any) -> dict[str, Callable[[], Any]]:
     if plans:
         plan, framework = plans[-1], memo.framework
         layers["recorded plan (allocation and pinned launch)"] = lambda: plan(framework, (x, y), {})
-        launches = [
-            value
-            for name, value in plan.__globals__.items()
-            if name.startswith("c") and callable(value) and not isinstance(value, functools.partial)
-        ]
+        constants = [v for n, v in plan.__globals__.items() if n.startswith("c") and callable(v)]
+        # The allocation: a partial of new_empty, or the express extension's Allocate.
+        python = [v for v in constants if isinstance(v, functools.partial)]
+        allocating = python + [v for v in constants if type(v).__name__ == "Allocate"]
+        launches = [value for value in constants if not any(value is a for a in allocating)]
+        if allocating:
+            allocation = allocating[0]
+            kind = "Python" if python else "Allocate"
+            layers[f"allocation ({kind})"] = allocation
         if launches:
             z = torch.empty_like(x)
             launch = launches[0]

@@ -27,14 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.runtime.once import Once
+from nt_torch import _native
 
-__all__ = ["KNOB", "NAME", "SOURCES", "build", "enabled", "extension", "start"]
+__all__ = ["KNOB", "NAME", "SOURCES", "allocation", "build", "enabled", "extension", "start"]
 
 NAME = "ninetoothed_torch_express"
 """The extension module's name (its ``PyInit_`` function's)."""
 
-SOURCES = tuple(Path(__file__).with_name(name) for name in ("_express.c", "_express_dispatch.c"))
-"""The extension's C source, in files compiled as one (the second uses the first's types)."""
+SOURCES = tuple(
+    Path(__file__).with_name(name)
+    for name in ("_express.c", "_express_allocate.c", "_express_dispatch.c")
+)
+"""The extension's C source, in files compiled as one (each uses the ones before it)."""
 
 KNOB = "NINETOOTHED_EXPRESS"
 """``off`` (or ``0``, ``false``, ``no``): no express lane, every call takes the Python
@@ -73,9 +77,29 @@ def start() -> None:
         if not extension.values and not _builder:
             import triton.runtime.build  # noqa: F401 - imported whole before the thread
 
-            thread = threading.Thread(target=extension, name="nt-express-build", daemon=True)
+            thread = threading.Thread(target=_build, name="nt-express-build", daemon=True)
             _builder.append(thread)
             thread.start()
+
+
+def _build() -> None:
+    """The background build: the lane's extension, then (slower: C++ against PyTorch)
+    the native allocation, which every plan's ``Allocate`` takes once built."""
+    module = extension()
+    if module is not None:
+        _native.install(module)
+
+
+def allocation(like: Any, sizes: tuple[int, ...], fallback: Any) -> Any:
+    """A plan's allocation of a tensor of ``sizes`` like ``like`` (an empty template):
+    the extension's ``Allocate``, which calls the native allocation once it is built
+    and ``fallback()`` until then; ``fallback`` itself where there is no extension or
+    the native allocation cannot be had.  Waits for the extension's build, as the
+    first plan's lane does."""
+    module = extension()
+    if module is None or _native.extension.values == [None]:
+        return fallback
+    return module.Allocate(like, sizes, fallback)
 
 
 def _load() -> Any | None:

@@ -1,4 +1,4 @@
-/* The express lane's dispatch and module (compiled after _express.c, as one source).
+/* The express lane's dispatch and module (compiled last of the three, as one source).
  *
  * ``Dispatch`` is the one object set as the graph-call class's ``__call__``: a method
  * descriptor, so ``op(*args)`` reaches it with the instance first; it reads the
@@ -58,11 +58,13 @@ static PyTypeObject DispatchType = {
 
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "ninetoothed_torch_express",
-    "The library ops' express lane for PyTorch.", -1, NULL, NULL, NULL, NULL, NULL,
+    "The library ops' express lane for PyTorch.", -1, module_methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit_ninetoothed_torch_express(void) {
-    if (PyType_Ready(&LaneType) < 0 || PyType_Ready(&DispatchType) < 0) return NULL;
+    if (PyType_Ready(&LaneType) < 0 || PyType_Ready(&DispatchType) < 0 ||
+        PyType_Ready(&AllocateType) < 0)
+        return NULL;
     str_lane = PyUnicode_InternFromString("_lane");
     str_slow = PyUnicode_InternFromString("_slow");
     str_requires_grad = PyUnicode_InternFromString("requires_grad");
@@ -81,7 +83,9 @@ PyMODINIT_FUNC PyInit_ninetoothed_torch_express(void) {
     }
     dispatch->vectorcall = dispatch_vectorcall;
     Py_INCREF(&LaneType);
+    Py_INCREF(&AllocateType);
     if (PyModule_AddObject(module, "Lane", (PyObject *)&LaneType) < 0 ||
+        PyModule_AddObject(module, "Allocate", (PyObject *)&AllocateType) < 0 ||
         PyModule_AddObject(module, "dispatch", (PyObject *)dispatch) < 0) {
         Py_DECREF(module);
         return NULL;

@@ -10,7 +10,7 @@ import torch
 
 from ninetoothed.library.ops import InPlace
 from ninetoothed.runtime.hookspecs import TensorInfo
-from nt_torch import _tensor_info, autograd, hand_written
+from nt_torch import _express, _tensor_info, autograd, hand_written
 from nt_torch.adapter import TorchAdapter
 from nt_torch.tracing import traced
 
@@ -61,9 +61,12 @@ class TorchFramework(InPlace):
         # and new_empty of an empty tensor of the dtype and device takes no keywords to
         # parse (0.64 us a call on a CPU, against 0.84 for torch.empty with dtype and
         # device). The template holds no memory (no element).
+        # Where it is built, the native allocation (at::empty from C++, no parser)
+        # serves instead: nt_torch._native.
         sizes = tuple(shape) or ((),)
         template = torch.empty(0, dtype=kind, device=like.device)
-        return functools.partial(template.new_empty, *sizes)
+        fallback = functools.partial(template.new_empty, *sizes)
+        return _express.allocation(template, tuple(int(size) for size in shape), fallback)
 
     @staticmethod
     def launch_of(kernel: Any) -> Any:

@@ -1,0 +1,147 @@
+"""The torch ops' native allocation (``nt_torch._native``): a plan's outputs by ``at::empty``.
+
+The native module's ``empty(like, sizes)`` must make what ``like.new_empty(sizes)``
+makes (sizes, strides, dtype, device, no grad, fresh memory); the express
+extension's ``Allocate`` must call it once it is set and the Python allocation
+until then; and an op served by its plan must compute the reference with
+outputs of its own on every call.  Where the module cannot be built, plans keep
+the Python allocation and compute the same.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+from support.base import ON_GPU
+
+from ninetoothed.library import pinned_block_sizes
+from ninetoothed.library.ops import _memo
+from nt_torch import _express, _native, ops
+
+pytestmark = pytest.mark.skipif(
+    _express.extension() is None or _native._compiler() is None,
+    reason="no C or C++ compiler: neither extension can be built",
+)
+
+DEVICE = "cuda" if ON_GPU else "cpu"
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int64, torch.bool]
+SHAPES = [(), (0,), (1,), (3, 5), (2, 0, 4), (7, 1, 3)]
+
+
+@pytest.fixture
+def native() -> Any:
+    """The built module: a compiler is here, so a failed build is a failure."""
+    module = _native.extension()
+    assert module is not None, "a C++ compiler is here but the native module did not build"
+    return module
+
+
+@pytest.fixture
+def express() -> Iterator[Any]:
+    """The express extension, its native allocation restored after the test."""
+    module = _express.extension()
+    saved = module.native()
+    yield module
+    module.set_native(saved)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_empty_makes_what_new_empty_makes(native: Any, dtype: torch.dtype, shape: tuple) -> None:
+    like = torch.empty(0, dtype=dtype, device=DEVICE)
+    expected = like.new_empty(shape)
+    got, other = native.empty(like, shape), native.empty(like, shape)
+    for tensor in (got, other):
+        assert type(tensor) is torch.Tensor
+        assert tensor.shape == expected.shape and tensor.stride() == expected.stride()
+        assert tensor.dtype == dtype and tensor.device == expected.device
+        assert tensor.layout == torch.strided and not tensor.requires_grad
+    if got.numel():
+        assert got.data_ptr() != other.data_ptr() != like.data_ptr()  # fresh memory each
+
+
+def test_empty_refuses_bad_arguments_by_name(native: Any) -> None:
+    like = torch.empty(0, device=DEVICE)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        native.empty(like, (2, -1))
+    with pytest.raises(TypeError, match="a tensor and a tuple of ints"):
+        native.empty(like, [2, 3])
+    with pytest.raises(TypeError, match="a tensor and a tuple of ints"):
+        native.empty("like", (2,))
+    with pytest.raises(TypeError):
+        native.empty(like, (2.5,))
+
+
+def test_allocate_calls_the_native_allocation_once_set(express: Any) -> None:
+    like = torch.empty(0, dtype=torch.float16, device=DEVICE)
+    asked: list[tuple[Any, ...]] = []
+
+    def recording(*arguments: Any) -> str:
+        asked.append(arguments)
+        return "native"
+
+    allocate = express.Allocate(like, (3, 4), lambda: "python")
+    express.set_native(recording)
+    assert allocate() == "native" and asked == [(like, (3, 4))]
+    express.set_native(None)
+    assert allocate() == "python" and len(asked) == 1
+    with pytest.raises(TypeError, match="no argument"):
+        allocate(1)
+    with pytest.raises(TypeError, match="callable or None"):
+        express.set_native(3)
+
+
+def test_plans_allocate_natively_with_fresh_outputs(native: Any, express: Any) -> None:
+    """The op's plan allocates through the native module: a spy set as the native
+    allocation sees each served call, and every call gets an output of its own."""
+    assert _native.install(express) and express.native() is native.empty
+    calls: list[tuple[int, ...]] = []
+
+    def spy(like: torch.Tensor, sizes: tuple[int, ...]) -> torch.Tensor:
+        calls.append(sizes)
+        result: torch.Tensor = native.empty(like, sizes)
+        return result.fill_(float("nan")) if result.is_floating_point() else result
+
+    _memo.forget()
+    with pinned_block_sizes(16):
+        x, y = torch.randn(5, 37, device=DEVICE), torch.randn(5, 37, device=DEVICE)
+        ops.add(x, y), ops.add(x, y)  # the second records the plan
+        express.set_native(spy)
+        outputs = [ops.add(x, y) for _ in range(3)]
+    _memo.forget()
+    # One allocation a call, of the output's elements (in its shape, or flat and viewed).
+    assert len(calls) == 3 and all(math.prod(sizes) == 5 * 37 for sizes in calls)
+    expected = (x.double() + y.double()).float()
+    for output in outputs:
+        torch.testing.assert_close(output, expected)
+    assert len({output.data_ptr() for output in outputs}) == len(outputs)
+
+
+@pytest.mark.parametrize("environment", [{"NINETOOTHED_NATIVE": "off"}, {"CXX": "false"}])
+def test_without_the_native_module_plans_allocate_from_python(environment: dict) -> None:
+    """Off, or a compiler that fails: no native module, and the op computes the same
+    through its plan (the Python allocation)."""
+    script = (
+        "import torch\n"
+        "from ninetoothed.library import pinned_block_sizes\n"
+        "from nt_torch import _express, _native, ops\n"
+        f"x = torch.randn(9, 33, device={DEVICE!r}); y = torch.randn(9, 33, device={DEVICE!r})\n"
+        "with pinned_block_sizes(16):\n"
+        "    results = [ops.add(x, y) for _ in range(4)]\n"
+        "print(_native.extension(), _express.extension().native())\n"
+        "expected = (x.double() + y.double()).float()\n"
+        "print(all(torch.allclose(r, expected) for r in results))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, **environment},
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "None", "True"]
