@@ -25,7 +25,7 @@ from support.base import ON_GPU
 from ninetoothed.library import pinned_block_sizes
 from ninetoothed.library.ops import _memo
 from ninetoothed.runtime import plugins
-from nt_torch import _express, ops
+from nt_torch import _express, _native, ops
 
 pytestmark = pytest.mark.skipif(
     _express.extension() is None, reason="no C compiler: the express lane cannot be built"
@@ -37,7 +37,10 @@ DEVICE = "cuda" if ON_GPU else "cpu"
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
     """Every test starts with no plans, no lane entries and small blocks (several programs
-    per launch under the interpreter)."""
+    per launch under the interpreter).  The native module is waited for first, so that
+    plans are made with its guard and allocation wherever it can be built, not with
+    whichever the background build has reached."""
+    _native.extension()
     _memo.forget()
     with pinned_block_sizes(16):
         yield
@@ -103,14 +106,18 @@ def test_one_tensor_passed_twice_is_another_signature():
     before = _served(ops.add)
     _close(ops.add(x, x), (2 * x.double()).float())
     assert _served(ops.add) == before
-    # Planned too, the aliased call computes its sum (PyTorch's guard answers False
-    # for a tensor passed twice, so the Python path serves it), and the plan of
-    # distinct tensors still serves distinct ones.
+    # Planned too, the aliased call computes its sum, and the plan of distinct tensors
+    # still serves distinct ones.  The native guard answers for a tensor passed twice,
+    # so its plan serves the aliased call; PyTorch's TensorGuards answers False for it,
+    # and then the Python path serves it.
     _planned(lambda: ops.add(x, x))
     a, b = _randn(37), _randn(37)
+    before = _served(ops.add)
     _close(ops.add(b, b), (2 * b.double()).float())
+    aliased = _served(ops.add) - before
     _close(ops.add(a, b), (a.double() + b.double()).float())
-    assert _served(ops.add) == before + 1
+    assert _served(ops.add) == before + aliased + 1
+    assert aliased == (0 if _native.extension() is None else 1)
 
 
 def test_another_scalar_value_takes_the_python_path():

@@ -145,3 +145,98 @@ def test_without_the_native_module_plans_allocate_from_python(environment: dict)
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["None", "None", "True"]
+
+
+def _cases() -> dict[str, tuple[list[torch.Tensor], Any]]:
+    """Recorded tensors and what is then checked (a tuple of values, or a function
+    making them, called in a context of its own)."""
+    x = torch.randn(4, 6, device=DEVICE)
+    y = torch.randn(4, 6, dtype=torch.float16, device=DEVICE)
+    z = torch.randn(3, 4, 2, dtype=torch.complex64, device=DEVICE)
+    return {
+        "the same tensors": ([x, y], (x, y)),
+        "others of the same layout": ([x, y], (torch.zeros_like(x), torch.ones_like(y))),
+        "swapped": ([x, y], (y, x)),
+        "another shape": ([x], (torch.randn(4, 7, device=DEVICE),)),
+        "another stride": ([x], (torch.randn(6, 4, device=DEVICE).t(),)),
+        "a transposed record": ([x.t()], (torch.randn(6, 4, device=DEVICE).t(),)),
+        "another dtype": ([x], (x.double(),)),
+        "requiring grad": ([x], (x.clone().requires_grad_(),)),
+        "a parameter (a subclass)": ([x], (torch.nn.Parameter(x.clone()),)),
+        "a conjugate view": ([z], (z.conj(),)),
+        "a negative view": ([z.conj()], (z.conj(),)),
+        "fewer values": ([x, y], (x,)),
+        "not a tensor": ([x], (4,)),
+        "0-d and empty": ([x[0, 0], x[:0]], (x[1, 1], x[2:2])),
+        "size 1": ([x[:1]], (x[3:4],)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_guard_answers_as_torchs_tensor_guards(native: Any, case: str) -> None:
+    """The native guard must agree with PyTorch's own guard (TensorGuards) wherever
+    the memo asks it: every case, in and out of no_grad and inference mode."""
+    from nt_torch.fastpath import guard_factory
+
+    factory = guard_factory()
+    if factory is None:
+        pytest.skip("this PyTorch's TensorGuards answers otherwise than expected")
+    recorded, values = _cases()[case]
+    ours, torchs = native.Guard(recorded), factory(recorded)
+
+    def answer(guard: Any) -> bool:
+        try:
+            return bool(guard(*values))
+        except TypeError:  # TensorGuards refuses another count; ours answers False
+            return False
+
+    for context in (torch.enable_grad, torch.no_grad, torch.inference_mode):
+        with context():
+            assert ours(*values) is answer(torchs), (case, context.__name__)
+
+
+def test_guard_sees_the_threads_dispatch_keys(native: Any) -> None:
+    """Recorded outside autocast, not valid inside it (its keys change what operators
+    do), as TensorGuards; Python's dispatch keys are left to the mode check."""
+    x = torch.randn(8, 8, device=DEVICE)
+    guard = native.Guard([x])
+    assert guard(x)
+    with torch.autocast(device_type=DEVICE, dtype=torch.bfloat16):
+        assert not guard(x)
+    assert guard(x)
+
+
+def test_guard_refuses_what_it_cannot_record(native: Any) -> None:
+    with pytest.raises(TypeError, match="not a tensor"):
+        native.Guard([torch.zeros(2), 3])
+    with pytest.raises(TypeError, match="not a strided tensor"):
+        native.Guard([torch.zeros(2).to_sparse()])
+    with pytest.raises(TypeError):
+        native.Guard(5)
+
+
+def test_the_memo_guards_with_the_native_guard(native: Any) -> None:
+    from nt_torch import _framework
+
+    x = torch.randn(3, 5, device=DEVICE)
+    guard = _framework.TorchFramework.signature_guard([x])
+    assert type(guard).__name__ == "Guard" and guard(x) and not guard(x.t())
+
+
+def test_guard_holds_the_types_it_recorded(native: Any) -> None:
+    """A recorded type is held: were it freed, another type made at its address would
+    pass for it."""
+
+    class Tagged(torch.Tensor):
+        pass
+
+    tagged = torch.zeros(3, device=DEVICE).as_subclass(Tagged)
+    before = sys.getrefcount(Tagged)
+    guard = native.Guard([tagged, tagged])
+    assert sys.getrefcount(Tagged) == before + 2
+    assert guard(tagged, tagged) and not guard(tagged, torch.zeros(3, device=DEVICE))
+    del guard
+    assert sys.getrefcount(Tagged) == before
+    with pytest.raises(TypeError):
+        native.Guard([tagged, "no"])
+    assert sys.getrefcount(Tagged) == before
