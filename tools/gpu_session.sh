@@ -17,7 +17,10 @@
 # then lends to NT_STEPS=aot on the same machine.
 #
 # NT_STEPS="compiled host": torch.compile's GPU tests and benchmarks/compiled.py's floors,
-# then the ops' memo and express-lane tests and per-call host cost (benchmarks/ops_host.py).
+# then the ops' memo, express-lane and native-module tests and per-call host cost
+# (benchmarks/ops_host.py). On the GPU machine's pytest, a tests/library file listed
+# after a file of tests/ itself lost tests/library/conftest.py's fixtures ("fixture
+# 'ops' not found"); list tests/library files first.
 # NT_STEPS=first: the first call of mm and sdpa on cold caches (benchmarks/first_call.py).
 # NT_STEPS=gemm: the GEMM variants' real tuning spaces (tests/library/test_gemm_spaces_gpu.py),
 # ops.mm at Llama-8B's decoding and prefill shapes against cuBLAS (benchmarks/hopper.py
@@ -212,7 +215,8 @@ fi
 if [[ $STEPS == *" host "* ]]; then
 echo "=== the ops' host cost per call, and their memo on the GPU"
 NT_TEST_GPU=1 timeout -k 10 180 python3 -m pytest -q -p no:cacheprovider -p no:logging \
-    tests/library/test_memo.py tests/library/test_express.py tests/test_lean_pinned.py \
+    tests/library/test_memo.py tests/library/test_express.py tests/library/test_native.py \
+    packages/nt-torch/tests/test_tracing.py tests/test_lean_pinned.py \
     tests/test_lean_launch_gpu.py 2>&1 | tail -5
 timeout -k 10 120 python3 benchmarks/ops_host.py --rounds 21 2>&1 | tee "$LOGS/ops-host.log" | tail -12
 timeout -k 10 120 python3 benchmarks/ops_host.py --breakdown 2>&1 | tee "$LOGS/ops-host-breakdown.log" | tail -14
