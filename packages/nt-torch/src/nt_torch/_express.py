@@ -20,14 +20,13 @@ Python path; where it cannot be built, calls keep it too.
 
 from __future__ import annotations
 
-import logging
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from ninetoothed.runtime.once import Once
 from nt_torch import _native
+from nt_torch._optional import optional, switched_on
 
 __all__ = ["KNOB", "NAME", "SOURCES", "allocation", "build", "enabled", "extension", "start"]
 
@@ -44,14 +43,13 @@ KNOB = "NINETOOTHED_EXPRESS"
 """``off`` (or ``0``, ``false``, ``no``): no express lane, every call takes the Python
 path (read when the extension would be built)."""
 
-_log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _builder: list[threading.Thread] = []
 
 
 def enabled() -> bool:
     """Whether the lane may serve calls (:data:`KNOB`)."""
-    return os.environ.get(KNOB, "on").strip().lower() not in ("off", "0", "false", "no")
+    return switched_on(KNOB)
 
 
 def build() -> Any:
@@ -102,17 +100,6 @@ def allocation(like: Any, sizes: tuple[int, ...], fallback: Any) -> Any:
     return module.Allocate(like, sizes, fallback)
 
 
-def _load() -> Any | None:
-    if not enabled():
-        _log.debug("express lane off (%s)", KNOB)
-        return None
-    try:
-        return build()
-    except Exception as error:  # noqa: BLE001 - any failure: the Python path serves
-        _log.debug("express lane unavailable, calls take the Python path: %s", error)
-        return None
-
-
-extension: Once[Any | None] = Once(_load)
+extension: Once[Any | None] = optional(KNOB, lambda: build(), "calls take the Python path")
 """``extension()``: the extension, built on first use (waiting for :func:`start`'s build);
 None where it is off or cannot be built."""

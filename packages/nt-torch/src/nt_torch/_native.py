@@ -18,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.util
-import logging
 import os
 import shutil
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ninetoothed.runtime.once import Once
+from nt_torch._optional import optional, switched_on
 
 __all__ = ["KNOB", "NAME", "SOURCE", "build", "command", "enabled", "extension", "install"]
 
@@ -45,12 +45,10 @@ KNOB = "NINETOOTHED_NATIVE"
 BUILD_SECONDS = 300
 """The compiler's time limit (a cold build takes 10-25 s)."""
 
-_log = logging.getLogger(__name__)
-
 
 def enabled() -> bool:
     """Whether plans may allocate natively (:data:`KNOB`)."""
-    return os.environ.get(KNOB, "on").strip().lower() not in ("off", "0", "false", "no")
+    return switched_on(KNOB)
 
 
 def _compiler() -> str | None:
@@ -133,18 +131,7 @@ def _compile(compiler: str, directory: Path, library: Path) -> None:
             os.unlink(partial)
 
 
-def _load() -> Any | None:
-    if not enabled():
-        _log.debug("native allocation off (%s)", KNOB)
-        return None
-    try:
-        return build()
-    except Exception as error:  # noqa: BLE001 - any failure: plans allocate from Python
-        _log.debug("native allocation unavailable, plans allocate from Python: %s", error)
-        return None
-
-
-extension: Once[Any | None] = Once(_load)
+extension: Once[Any | None] = optional(KNOB, lambda: build(), "plans allocate from Python")
 """``extension()``: the extension, built on first use; None where it is off or cannot
 be built."""
 
