@@ -124,6 +124,13 @@ def test_plans_allocate_natively_with_fresh_outputs(native: Any, express: Any) -
     assert len({output.data_ptr() for output in outputs}) == len(outputs)
 
 
+def test_the_compiler_is_cxx_split_as_a_shell_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CXX", "ccache g++ -m64")
+    assert _native._compiler() == ["ccache", "g++", "-m64"]
+    command = _native.command(["ccache", "g++"], _native.SOURCE, _native.SOURCE.with_suffix(".so"))
+    assert command[:2] == ["ccache", "g++"] and "-ltorch_python" in command
+
+
 @pytest.mark.parametrize("environment", [{"NINETOOTHED_NATIVE": "off"}, {"CXX": "false"}])
 def test_without_the_native_module_plans_allocate_from_python(environment: dict) -> None:
     """Off, or a compiler that fails: no native module, and the op computes the same

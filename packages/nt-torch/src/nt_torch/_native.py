@@ -1,16 +1,18 @@
-"""The library ops' native allocation: a plan's outputs made by ``at::empty`` (``_native.cpp``).
+"""The library ops' native module (``_native.cpp``): a plan's outputs made by ``at::empty``,
+and the memo's tensor check (``Guard``), in C++.
 
 An elementwise op's repeated call costs, on the host, an allocation and a
 launch.  From Python the allocation goes through PyTorch's argument parser;
 ``_native.cpp`` calls ``at::empty`` directly (measured on the GPU machine's
 host: see ``docs/design.md``, "A plan's outputs allocated in C++").  It is
 PyTorch's C++ API, so it is built against the installed PyTorch's headers and
-libraries with the system's C++ compiler: once per PyTorch build, in the
-background (:func:`start`, after the express lane's extension), into
-``~/.ninetoothed/native/<key>/``.  Until it is built, or where it cannot be
-(no compiler, not Linux, ``NINETOOTHED_NATIVE=off``), plans allocate from
-Python as before: the express extension's ``Allocate`` switches every plan's
-allocation at once (:func:`install`).
+libraries with the system's C++ compiler (``CXX``, else ``c++``): once per
+PyTorch build, in the background (``nt_torch._express.start``, after the
+express lane's extension), into ``~/.ninetoothed/native/<key>/``.  Until it is
+built, or where it cannot be (no compiler, not Linux, ``NINETOOTHED_NATIVE=off``),
+plans allocate from Python and check tensors with PyTorch's ``TensorGuards`` as
+before.  The express extension's ``Allocate`` switches every plan's allocation
+at once (:func:`install`); a guard made before the build stays PyTorch's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import fcntl
 import hashlib
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -51,11 +54,16 @@ def enabled() -> bool:
     return switched_on(KNOB)
 
 
-def _compiler() -> str | None:
-    return os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
+def _compiler() -> list[str] | None:
+    """``CXX`` split as a shell would (``ccache g++``), else ``c++`` or ``g++``."""
+    named = shlex.split(os.environ.get("CXX", ""))
+    if named:
+        return named
+    found = shutil.which("c++") or shutil.which("g++")
+    return [found] if found else None
 
 
-def command(compiler: str, source: Path, output: Path) -> list[str]:
+def command(compiler: list[str], source: Path, output: Path) -> list[str]:
     """The compiler's command line building ``source`` into the module ``output``,
     against the installed PyTorch (its headers, libraries and C++ ABI)."""
     import torch
@@ -65,7 +73,7 @@ def command(compiler: str, source: Path, output: Path) -> list[str]:
     includes = [root / "include", root / "include" / "torch" / "csrc" / "api" / "include"]
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     return [
-        compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
+        *compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-fvisibility=hidden",
         f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
         *(f"-I{path}" for path in includes), f"-I{sysconfig.get_paths()['include']}",
         str(source), "-o", str(output),
@@ -74,13 +82,13 @@ def command(compiler: str, source: Path, output: Path) -> list[str]:
     ]  # fmt: skip
 
 
-def _key(compiler: str) -> str:
+def _key(compiler: list[str]) -> str:
     """What the built module depends on: the source, PyTorch, Python, the compiler."""
     import torch
 
     parts = [
         SOURCE.read_text(), torch.__version__, str(Path(torch.__file__).resolve()),
-        sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "", compiler,
+        sys.version, sysconfig.get_config_var("EXT_SUFFIX") or "", *compiler,
     ]  # fmt: skip
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
@@ -113,7 +121,7 @@ def build() -> Any:
     return module
 
 
-def _compile(compiler: str, directory: Path, library: Path) -> None:
+def _compile(compiler: list[str], directory: Path, library: Path) -> None:
     """Compile into a temporary file beside ``library`` and rename it: another process
     finds the module whole or not at all."""
     handle, partial = tempfile.mkstemp(suffix=library.suffix, dir=directory)
@@ -124,7 +132,7 @@ def _compile(compiler: str, directory: Path, library: Path) -> None:
             timeout=BUILD_SECONDS, check=False,
         )  # fmt: skip
         if done.returncode != 0:
-            raise RuntimeError(f"{compiler} failed:\n{done.stderr[-4000:]}")
+            raise RuntimeError(f"{shlex.join(compiler)} failed:\n{done.stderr[-4000:]}")
         os.replace(partial, library)
     finally:
         if os.path.exists(partial):
