@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -247,3 +248,39 @@ def test_guard_holds_the_types_it_recorded(native: Any) -> None:
     with pytest.raises(TypeError):
         native.Guard([tagged, "no"])
     assert sys.getrefcount(Tagged) == before
+
+
+def test_processes_building_at_once_build_once(tmp_path: Any) -> None:
+    """Two processes with an empty cache build at the same time: the file lock lets one
+    compile while the other waits, both load the same module, and no partial file is
+    left behind."""
+    script = (
+        "from nt_torch import _native\n"
+        "module = _native.extension()\n"
+        "print(module is not None and module.__file__)\n"
+    )
+    # The compiler, wrapped to count its runs.
+    compiler = shutil.which("c++") or shutil.which("g++")
+    assert compiler is not None
+    wrapper, runs = tmp_path / "cxx", tmp_path / "runs"
+    wrapper.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexec "{compiler}" "$@"\n')
+    wrapper.chmod(0o755)
+    environment = {**os.environ, "HOME": str(tmp_path), "CXX": str(wrapper)}
+    environment.pop("NINETOOTHED_NATIVE", None)
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    outputs = [process.communicate(timeout=600) for process in processes]
+    assert all(process.returncode == 0 for process in processes), outputs
+    files = {out.strip() for out, _ in outputs}
+    assert len(files) == 1 and str(tmp_path) in files.pop()
+    assert runs.read_text().split() == ["run"]  # one compile for both
+    built = [path for path in (tmp_path / ".ninetoothed" / "native").rglob("*") if path.is_file()]
+    assert sorted(path.suffix for path in built) == ["", ".so"], built  # the lock, the module
