@@ -135,7 +135,7 @@ class TorchFramework(InPlace):
         if native and native[0] is not None:
             try:
                 return native[0].Guard(tensors)
-            except (TypeError, RuntimeError):  # not plain strided tensors: TensorGuards
+            except Exception:  # noqa: BLE001 - not plain strided tensors: TensorGuards
                 pass
         factory = guard_factory()
         return None if factory is None else factory(tensors)
