@@ -9,7 +9,6 @@
  * ``fallback()`` (``like.new_empty(*sizes)``).  One switch for every plan: plans
  * recorded before the build finished take the native allocation too.
  */
-#include <structmember.h>
 
 static PyObject *NATIVE_EMPTY; /* the native allocation, or NULL */
 
@@ -75,12 +74,6 @@ static void allocate_dealloc(PyObject *object) {
     Py_TYPE(object)->tp_free(object);
 }
 
-static PyMemberDef allocate_members[] = {
-    {"like", T_OBJECT, offsetof(Allocate, like), READONLY, "The template tensor."},
-    {"sizes", T_OBJECT, offsetof(Allocate, sizes), READONLY, "The output's sizes."},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyTypeObject AllocateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "ninetoothed_torch_express.Allocate",
@@ -94,7 +87,6 @@ static PyTypeObject AllocateType = {
     .tp_dealloc = allocate_dealloc,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Allocate, vectorcall),
-    .tp_members = allocate_members,
 };
 
 /* set_native(function or None): the allocation every Allocate calls from now on. */

@@ -27,14 +27,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
 from ninetoothed.runtime.once import Once
-from nt_torch._optional import optional, switched_on
+from nt_torch._optional import optional
 
-__all__ = ["KNOB", "NAME", "SOURCE", "build", "command", "enabled", "extension", "install"]
+__all__ = ["KNOB", "NAME", "SOURCE", "build", "command", "extension", "install"]
 
 NAME = "ninetoothed_torch_native"
 """The extension module's name (its ``PyInit_`` function's)."""
@@ -47,11 +46,6 @@ KNOB = "NINETOOTHED_NATIVE"
 
 BUILD_SECONDS = 300
 """The compiler's time limit (a cold build takes 10-25 s)."""
-
-
-def enabled() -> bool:
-    """Whether plans may allocate natively (:data:`KNOB`)."""
-    return switched_on(KNOB)
 
 
 def _compiler() -> list[str] | None:
@@ -147,15 +141,13 @@ extension: Once[Any | None] = optional(KNOB, lambda: build(), "plans allocate fr
 """``extension()``: the extension, built on first use; None where it is off or cannot
 be built."""
 
-_installing = threading.Lock()
-
 
 def install(express: Any) -> bool:
     """Build the extension (waiting for it) and make ``express`` (the express lane's
-    extension) allocate with it; whether it now does."""
+    extension) allocate with it; whether it now does.  Callers in several threads set
+    the same function (one assignment under the GIL)."""
     module = extension()
     if module is None:
         return False
-    with _installing:
-        express.set_native(module.empty)
+    express.set_native(module.empty)
     return True
