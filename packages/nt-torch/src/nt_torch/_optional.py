@@ -1,9 +1,10 @@
-"""Compiled extensions that calls may do without: each built once per process, or None.
+"""Knobs, and compiled extensions that calls may do without (each built once, or None).
 
 The express lane's C extension (:mod:`nt_torch._express`) and the native module
 (:mod:`nt_torch._native`) each have a knob that turns them off and a build that
 may fail (no compiler, another platform).  Either way the Python path serves,
-so the reason is logged at debug level, not raised.
+so the reason is logged at debug level, not raised.  :func:`switched_on` also reads
+the other on-by-default knobs of nt-torch (``NINETOOTHED_COMPILED_FUSION``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ A kernel's work is found by the library's record of what it made
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +29,7 @@ import torch
 
 from ninetoothed.library.ops.kernels import origin
 from ninetoothed.runtime.hookspecs import GeneratedKernel
+from nt_torch._optional import switched_on
 
 __all__ = ["COMPOSITES", "KNOB", "composite", "enabled"]
 
@@ -112,7 +112,7 @@ COMPOSITES: dict[str, Composite] = {
 
 def enabled() -> bool:
     """Whether compiled calls may trace library kernels as PyTorch ops (:data:`KNOB`)."""
-    return os.environ.get(KNOB, "on").strip().lower() not in ("off", "0", "false", "no")
+    return switched_on(KNOB)
 
 
 def composite(kernel: GeneratedKernel) -> Callable[..., None] | None:
