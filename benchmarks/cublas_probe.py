@@ -25,6 +25,8 @@ best Triton form's ceiling.
 
 import statistics
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import triton
@@ -156,12 +158,49 @@ def launcher(kind, a, b, c, BM, BN, BK, w, s, G=8, **flags):
     return lambda: function[(programs,)](a, b, c, B, M, N, K, NSM=programs, **common, **upper)
 
 
+SHAPES = [(1, 4096, 4096, 4096), (4, 2048, 2048, 2048), (1, 4096, 4096, 14336)]
+"""``(B, M, K, N)``: the paper's mm and bmm shapes and its mm with Llama's MLP width."""
+
+
+def ours(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> dict[str, Callable[[], Any]]:
+    """The library's ops on the same operands (``nt_torch.ops``; none when it does not
+    import): ``mm`` or ``bmm``, and ``addmm`` beside cuBLAS's ``addmm`` for one matrix."""
+    try:
+        from nt_torch import ops
+    except Exception as error:  # a failed import costs the rows, not the probe
+        print(f"nt_torch.ops does not import: {error!r}")
+        return {}
+    if a.shape[0] > 1:
+        return {"ours bmm": lambda: ops.bmm(a, b)}
+    bias = torch.randn(b.shape[2], device=a.device, dtype=a.dtype)
+    return {
+        "ours mm": lambda: ops.mm(a[0], b[0]),
+        "ours addmm": lambda: ops.addmm(bias, a[0], b[0]),
+        "cublas addmm": lambda: torch.addmm(bias, a[0], b[0], out=c[0]),
+    }
+
+
+def picks() -> list[str]:
+    """Each library GEMM kernel made so far and the configuration its tuner chose for its
+    latest call (this shape's)."""
+    try:
+        from ninetoothed.library.ops import kernels
+    except Exception:
+        return []
+    return [
+        f"  {op} tuned: {getattr(kernel.generated, 'best_config', None)}"
+        for op in ("mm", "bmm", "addmm")
+        for kernel in kernels.made(op)
+    ]
+
+
 def main() -> None:
-    """Time every form and configuration against cuBLAS at the two shapes."""
+    """Time every form and configuration against cuBLAS, and the library's ops, at
+    :data:`SHAPES`."""
     triton.set_allocator(
         lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda")
     )
-    for B, M, K, N in [(1, 4096, 4096, 4096), (4, 2048, 2048, 2048)]:
+    for B, M, K, N in SHAPES:
         a = torch.randn(B, M, K, device="cuda", dtype=torch.float16)
         b = torch.randn(B, K, N, device="cuda", dtype=torch.float16)
         c = torch.empty(B, M, N, device="cuda", dtype=torch.float16)
@@ -182,9 +221,21 @@ def main() -> None:
                     print(name, "WRONG")
                     continue
                 candidates[name] = call
+        library = ours(a, b, c)
+        for name, call in library.items():
+            if name.startswith("ours"):
+                expected = library[name.replace("ours", "cublas")]() if "addmm" in name else None
+                result = call()
+                if not torch.allclose(
+                    result.reshape(-1), (reference if expected is None else expected).reshape(-1),
+                    atol=1e-1, rtol=1e-2,
+                ):  # fmt: skip
+                    print(name, "WRONG")
         screened = {name: do_bench(call, warmup=10, rep=40) for name, call in candidates.items()}
-        best = sorted((n for n in screened if n != "cublas"), key=screened.__getitem__)[:12]
-        times: dict[str, list[float]] = {name: [] for name in ["cublas", *best]}
+        hand = [n for n in screened if n != "cublas"]
+        best = sorted(hand, key=screened.__getitem__)[:8]
+        times: dict[str, list[float]] = {name: [] for name in ["cublas", *library, *best]}
+        candidates.update(library)
         for _round in range(5):
             for name in times:
                 times[name].append(do_bench(candidates[name], warmup=25, rep=100))
@@ -197,6 +248,12 @@ def main() -> None:
                 f"  {name:62s} median {median:.4f} min {min(measured):.4f} "
                 f"max {max(measured):.4f}  cublas/this {cublas / median:.3f}"
             )
+        medians = {name: statistics.median(measured) for name, measured in times.items()}
+        fastest = min(medians[name] for name in best) if best else None
+        for name in library:
+            if name.startswith("ours") and fastest is not None:
+                print(f"  {name}: best hand-written / this {fastest / medians[name]:.3f}")
+        print("\n".join(picks()))
         sys.stdout.flush()
 
 

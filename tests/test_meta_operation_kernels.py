@@ -135,6 +135,51 @@ def test_expand_needs_a_dimension_of_one(framework):
         framework.call(EXPAND_KERNEL, args, {}, outputs=[2])
 
 
+# -- expand, then a sum over the broadcast rows ------------------------------
+# A tile whose pointers do not vary along a dimension is loaded once along the
+# others and broadcast (nt_triton._codegen.memory.Spread); its lanes past the
+# source's rows must still hold the fill value, as a masked load's do: summing
+# over the rows shows them.
+ROWS, COLUMNS = 4, 8
+
+
+def rows_summed(bias, x, y):
+    expanded = bias.expand((x.shape[0], -1))
+    return expanded.tile((ROWS, COLUMNS)), x.tile((ROWS, COLUMNS)), y.tile((1, COLUMNS))
+
+
+def sum_rows(bias, x, y):
+    y = ntl.sum(bias + x, 0)[None, :]  # noqa: F841
+
+
+SUM_ROWS_KERNELS = {
+    other: ninetoothed.make(rows_summed, sum_rows, (Tensor(2, other=other), Tensor(2), Tensor(2)))
+    for other in (None, 1.5)
+}
+"""Per fill value of ``bias`` (None: no ``other``, so zeros): a kernel summing each
+tile's rows of ``bias + x``."""
+
+
+@pytest.mark.parametrize("other", list(SUM_ROWS_KERNELS))
+@pytest.mark.parametrize("shape", [(9, 21), (1, 3), (8, 16), (13, 1)])
+def test_broadcast_tile_lanes_past_the_rows_hold_the_fill(framework, other, shape):
+    rows, columns = shape
+    x, bias = random(*shape), random(1, columns)
+    tiles = -(-rows // ROWS)
+    expected = np.zeros((tiles, columns))
+    for tile in range(tiles):
+        block = slice(tile * ROWS, min((tile + 1) * ROWS, rows))
+        past = ROWS - (block.stop - block.start)  # lanes past the rows: the fill, x's zeros
+        expected[tile] = (bias.astype(np.float64) + x[block]).sum(0) + past * (other or 0.0)
+    args = [
+        framework.non_contiguous(bias),
+        framework.from_numpy(x),
+        framework.poisoned((tiles, columns), "float32"),
+    ]
+    (y,) = framework.call(SUM_ROWS_KERNELS[other], args, {}, outputs=[2])
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
 # -- expand_as: broadcasting, as numpy ----------------------------------------
 def broadcast_add(x, bias, y):
     tile = (2, 4, 8)

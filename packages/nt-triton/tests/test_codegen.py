@@ -95,6 +95,38 @@ def test_add_loads_are_hoisted_masked_and_stored(add_kernel: codegen.GeneratedSo
     assert sum("tl.load(" in line for line in body) == 2, "z is stored, never loaded"
 
 
+def bias_rows_arrangement(x, bias, y):
+    tile = (BLOCK_M, BLOCK_N)
+    return x.tile(tile), bias.expand((x.shape[0], -1)).tile(tile), y.tile(tile)
+
+
+def add_bias(x, bias, y):
+    y = x + bias  # noqa: F841
+
+
+def test_a_broadcast_tile_is_loaded_once_along_its_varying_dimensions() -> None:
+    """A (1, n) bias expanded over the rows: one (1, BLOCK_N) load, broadcast in
+    registers, not a (BLOCK_M, BLOCK_N) load of repeated addresses; the rows' check
+    is applied after the load (the lanes past the rows get the fill, zero here)."""
+    tensors = (Tensor(2) for _ in range(3))
+    generated = codegen.generate(spec_of(bias_rows_arrangement, add_bias, tensors))
+    body = lines(generated)
+    loads = [line for line in body if line.startswith("bias_tile_")]
+    assert len(loads) == 1, body
+    (load,) = loads
+    assert load.split(" = ", 1)[1].startswith(
+        "tl.broadcast_to(ninetoothed_spread(tl.load(bias_pointers_"
+    ), load
+    assert load.endswith(", (BLOCK_M, BLOCK_N))"), load
+    pointers = next(line for line in body if line.startswith("bias_pointers_"))
+    assert "broadcast_to" not in pointers and "bias_arange_1_0" not in pointers, pointers
+    keep = next(line for line in body if line.startswith("bias_keep_"))
+    assert "bias_arange_1_0" in keep and "bias_arange_1_1" not in keep, keep
+    assert "def ninetoothed_spread(value, keep, other):" in body
+    x_load = next(line for line in body if line.startswith("x_tile_"))
+    assert x_load.split(" = ", 1)[1].startswith("tl.load(x_pointers_"), "x varies in both"
+
+
 def test_add_product(add_kernel: codegen.GeneratedSource) -> None:
     assert (add_kernel.inputs, add_kernel.outputs) == (("x", "y"), ("z",))
     assert [str(size) for size in add_kernel.grid] == ["(x_size_0 + BLOCK - 1) // BLOCK"]

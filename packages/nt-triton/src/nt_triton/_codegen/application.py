@@ -6,7 +6,7 @@ assigning to a parameter stores; attributes describe (see
 :mod:`descriptions`); names of Python objects become Triton code (see
 :mod:`references`).
 
-Loads are hoisted: each tile's pointers, mask and value become named
+Loads are hoisted (:mod:`hoisting`): each tile's pointers, mask and value become named
 statements (``x_pointers_N``, ``x_mask_N``, ``x_tile_N``) placed before the
 statement that needs them, and are reused until a store to that parameter,
 or a reassignment of a name their subscripts use, makes them stale.  A
@@ -24,10 +24,9 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.spec.parameter import Parameter
 from nt_triton._codegen import descriptions, dots, gathers, inline, memory, naming, ragged_loops
 from nt_triton._codegen.context import Context
-from nt_triton._codegen.geometry import tile_shape
-from nt_triton._codegen.memory import PointersAndMask
+from nt_triton._codegen.hoisting import HoistedLoads
 from nt_triton._codegen.references import fold_builtin_call, reference, refusal
-from nt_triton._codegen.syntax import assign, call, constant_int
+from nt_triton._codegen.syntax import call, constant_int
 from nt_triton._codegen.views import ElementType, SourceView, TypeView, View
 
 __all__ = ["ApplicationRewriter"]
@@ -35,7 +34,7 @@ __all__ = ["ApplicationRewriter"]
 _DESCRIPTIONS = (View, SourceView, ElementType, TypeView)
 
 
-class ApplicationRewriter(ast.NodeTransformer):
+class ApplicationRewriter(HoistedLoads, ast.NodeTransformer):
     """Turns tensor references in the application into loads, stores and shapes."""
 
     def __init__(self, context: Context, local: set[str]) -> None:
@@ -68,66 +67,6 @@ class ApplicationRewriter(ast.NodeTransformer):
         self.cache.clear()
         self.prelude, self.hoisting = outer_prelude, outer_hoisting
         return result
-
-    # -- hoisting ---------------------------------------------------------
-    def fresh(self, stem: str) -> str:
-        """A new local name, ``stem_N``, not clashing with the application's."""
-        while True:
-            name = naming.numbered(stem, next(self.counter))
-            if name not in self.local:
-                self.local.add(name)
-                return name
-
-    def addressing(self, view: View) -> PointersAndMask:
-        """Pointers and mask of a tile, hoisted into named statements when possible."""
-        key = _view_key(view)
-        if self.hoisting and key in self.cache and naming.POINTERS in self.cache[key]:
-            entry = self.cache[key]
-            return entry[naming.POINTERS], entry.get(naming.MASK)
-        pointers, mask = memory.pointers_and_mask(self.context, view)
-        if not self.hoisting:
-            return pointers, mask
-        stem = view.parameter.name
-        pointers_name = self.fresh(naming.hoisted(stem, naming.POINTERS))
-        self.prelude.append(assign(pointers_name, pointers))
-        entry = self.cache.setdefault(key, {})
-        entry[naming.POINTERS] = ast.Name(pointers_name, ast.Load())
-        if mask is not None:
-            mask_name = self.fresh(naming.hoisted(stem, naming.MASK))
-            self.prelude.append(assign(mask_name, mask))
-            entry[naming.MASK] = ast.Name(mask_name, ast.Load())
-        return entry[naming.POINTERS], entry.get(naming.MASK)
-
-    def load(self, view: View) -> ast.expr:
-        """A tile's value: loaded once per straight-line stretch without stores."""
-        key = _view_key(view)
-        if self.hoisting and naming.TILE in self.cache.get(key, {}):
-            return self.cache[key][naming.TILE]
-        if view.parameter.name in self.context.stored and (self.hoisting or self.branching):
-            # Reading back what this program stored: other threads of the
-            # program may have written those elements, so wait for them.
-            self.prelude.append(ast.Expr(call("tl.debug_barrier", [])))
-        if self.loop_depth:
-            self.context.loop_tiles.append((tile_shape(self.context, view), self.context.loop))
-        load = memory.load(self.context, view, self.addressing(view))
-        if not self.hoisting:
-            return load
-        name = self.fresh(naming.hoisted(view.parameter.name, naming.TILE))
-        self.prelude.append(assign(name, load))
-        self.cache[key][naming.TILE] = ast.Name(name, ast.Load())
-        return self.cache[key][naming.TILE]
-
-    def store(self, view: View, value: ast.expr) -> ast.stmt:
-        """Store ``value`` into a view's tile; the parameter's hoisted tiles go stale."""
-        statement = memory.store(self.context, view, value, self.addressing(view))
-        self.stale(view.parameter.name)
-        return statement
-
-    def stale(self, name: str) -> None:
-        """Forget the hoisted tiles of parameter ``name``: it was just stored to."""
-        for key, entry in self.cache.items():
-            if key[0] == name:
-                entry.pop(naming.TILE, None)
 
     def whole_indexed(self, node: ast.Subscript) -> bool:
         """Whether ``node`` subscripts a parameter the spec reads as the whole tensor
@@ -476,20 +415,3 @@ def _may_be_bool(node: ast.expr) -> bool:
     if isinstance(node, (ast.Constant, ast.Tuple, ast.List)):
         return False
     return not (isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.dot")
-
-
-def _view_key(view: View) -> tuple[Any, ...]:
-    """Identifies a tile: parameter, level and the index expressions' text."""
-    texts = tuple(ast.unparse(index) for indices in view.indices for index in indices)
-    names = tuple(
-        sorted(
-            {
-                n.id
-                for indices in view.indices
-                for i in indices
-                for n in ast.walk(i)
-                if isinstance(n, ast.Name)
-            }
-        )
-    )
-    return (view.parameter.name, view.depth, names, texts)

@@ -81,6 +81,9 @@ class Context:
         self.uses_libdevice = False
         self.uses_add = False
         """Whether the application adds two values (see :data:`naming.ADD`)."""
+        self.uses_spread = False
+        """Whether a tile loaded once along some dimensions needs a fill
+        (see :data:`naming.SPREAD`)."""
         self.promoted_math: set[str] = set()
         """Names of :data:`naming.PROMOTED_MATH` the application calls."""
         self.tiles: list[tuple[SymbolLike, ...]] = []

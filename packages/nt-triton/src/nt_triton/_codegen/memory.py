@@ -7,6 +7,14 @@ of the addressing's terms.  Masked loads read the source tensor's ``other``
 value; when it gives none, no ``other`` is passed and Triton fills the masked
 lanes with zeros of the tile's own type (an ``other=0`` literal is an int32
 that Triton cannot cast to float8 types).
+
+A tile whose pointers do not vary along some of its dimensions (an ``expand``:
+``addmm``'s bias row under every row of the output tile) is loaded once along
+those (:class:`Spread`): a ``(1, BLOCK_SIZE_N)`` load broadcast in registers,
+not a ``(BLOCK_SIZE_M, BLOCK_SIZE_N)`` load of repeated addresses, which costs
+a register and a load instruction per element.  The mask's terms of the other
+dimensions are applied after the broadcast (:data:`naming.SPREAD`), so the
+tile's lanes outside the source hold the fill value as a masked load's would.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Callable
+from typing import NamedTuple
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
@@ -24,14 +33,42 @@ from nt_triton._codegen.geometry import arange_names, tile_shape, vector_arange
 from nt_triton._codegen.syntax import call, dotted
 from nt_triton._codegen.views import View
 
-__all__ = ["PointersAndMask", "load", "offsets", "pointers_and_mask", "store"]
+__all__ = [
+    "PointersAndMask",
+    "Spread",
+    "address",
+    "load",
+    "offsets",
+    "pointers_and_mask",
+    "store",
+]
 
 PointersAndMask = tuple[ast.expr, ast.expr | None]
 """A tile's pointer expression and mask expression (``None``: no mask)."""
 
 
+class Spread(NamedTuple):
+    """How to load a tile whose pointers vary along some of its dimensions only: once
+    along those, then broadcast to :attr:`shape` (see the module's docstring)."""
+
+    pointers: ast.expr
+    """The pointers, shaped like the tile along the dimensions they vary in, 1 elsewhere."""
+    mask: ast.expr | None
+    """The mask's terms of those dimensions and its scalar terms (the load's mask)."""
+    keep: ast.expr | None
+    """The mask's other terms: lanes outside the source along the other dimensions."""
+    shape: ast.Tuple
+    """The tile's shape."""
+
+
 def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
     """The pointers of a view's tile and the mask of its elements inside the source."""
+    return address(context, view)[0]
+
+
+def address(context: Context, view: View) -> tuple[PointersAndMask, Spread | None]:
+    """The pointers and mask of a view's tile, and how to load it once along the
+    dimensions its pointers do not vary in (None where they vary in all)."""
     parameter = view.parameter
     indices, mask = addressing(context, view)
     context.tiles.append(tile_shape(context, view))
@@ -53,17 +90,16 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
         if mixed
         else None
     )
-    pointers: ast.expr = ast.BinOp(
+    base: ast.expr = ast.BinOp(
         left=ast.Name(pointer_name, ast.Load()),
         op=ast.Add(),
         right=offsets_node or context.code(offsets),
     )
-    if not block_names <= names_in(offsets):
-        pointers = call("tl.broadcast_to", [pointers, _shape(context, view)])
-    if not mask:
-        return pointers, None
+    shape = _shape(context, view)
+    varying = block_names & names_in(offsets)
+    pointers = base if block_names <= varying else call("tl.broadcast_to", [base, shape])
 
-    def term_code(term: SymbolLike) -> ast.expr:
+    def term_code(term: SymbolLike, shape: ast.Tuple = shape) -> ast.expr:
         node = context.code(term)
         # A check that vanishes on divisibility is ``(check) | (a % t == 0)``.
         check = node.left if isinstance(node, ast.BinOp) else node
@@ -73,24 +109,82 @@ def pointers_and_mask(context: Context, view: View) -> PointersAndMask:
             # literal or a constexpr size is no Triton tensor, which broadcast_to
             # needs; adding it to a tile of zeros takes either, and a run-time
             # int64 size stays int64 (tl.full would cast it to the tile's type).
-            zeros = call("tl.zeros", [_shape(context, view), dotted("tl.int32")])
+            zeros = call("tl.zeros", [copy.deepcopy(shape), dotted("tl.int32")])
             check.left = ast.BinOp(zeros, ast.Add(), check.left)
         return node
 
+    spread = None
+    if varying and varying != block_names and not mixed and parameter.source.jagged_dim is None:
+        spread = _spread(context, view, copy.deepcopy(base), varying, block_names, mask, term_code)
+    if not mask:
+        return (pointers, None), spread
     if mixed:
-        return pointers, separable.conjunction(mask, block_names, term_code)
-    nodes = [term_code(term) for term in mask]
-    mask_node = nodes[0]
+        return (pointers, separable.conjunction(mask, block_names, term_code)), spread
+    return (pointers, _conjunction([term_code(term) for term in mask])), spread
+
+
+def _spread(
+    context: Context,
+    view: View,
+    pointers: ast.expr,
+    varying: set[str],
+    block_names: set[str],
+    mask: list[SymbolLike],
+    term_code: Callable[[SymbolLike, ast.Tuple], ast.expr],
+) -> Spread:
+    """The :class:`Spread` of a tile whose ``pointers`` vary along the aranges
+    ``varying`` only: the load's mask takes the terms that use no other arange."""
+    sliced = ast.Tuple(
+        [
+            context.code(size)
+            if naming.arange(view.parameter.name, view.depth, dim) in varying
+            else ast.Constant(1)
+            for dim, size in enumerate(tile_shape(context, view))
+        ],
+        ast.Load(),
+    )
+    inner = [term for term in mask if names_in(term) & block_names <= varying]
+    outer = [term for term in mask if not names_in(term) & block_names <= varying]
+    shape = _shape(context, view)
+    return Spread(
+        pointers,
+        _conjunction([term_code(term, sliced) for term in inner]) if inner else None,
+        _conjunction([term_code(term, shape) for term in outer]) if outer else None,
+        shape,
+    )
+
+
+def _conjunction(nodes: list[ast.expr]) -> ast.expr:
+    """``nodes[0] & nodes[1] & ...``."""
+    result = nodes[0]
     for node in nodes[1:]:
-        mask_node = ast.BinOp(mask_node, ast.BitAnd(), node)
-    return pointers, mask_node
+        result = ast.BinOp(result, ast.BitAnd(), node)
+    return result
 
 
-def load(context: Context, view: View, where: PointersAndMask | None = None) -> ast.expr:
-    """``tl.load`` of a view's tile (at ``where``, when already computed)."""
+def load(
+    context: Context,
+    view: View,
+    where: PointersAndMask | None = None,
+    spread: Spread | None = None,
+) -> ast.expr:
+    """``tl.load`` of a view's tile (at ``where``, when already computed); loaded once
+    along the dimensions its pointers do not vary in when ``spread`` says how."""
     context.loaded.add(view.parameter.name)
     context.add_load(tile_shape(context, view))
+    if spread is not None:
+        loaded = _masked_load(view, spread.pointers, spread.mask)
+        if spread.keep is not None:
+            context.uses_spread = True
+            other = view.parameter.source.other
+            fill = ast.Constant(0 if other is None else other)
+            loaded = call(naming.SPREAD, [loaded, spread.keep, fill])
+        return call("tl.broadcast_to", [loaded, spread.shape])
     pointers, mask = where or pointers_and_mask(context, view)
+    return _masked_load(view, pointers, mask)
+
+
+def _masked_load(view: View, pointers: ast.expr, mask: ast.expr | None) -> ast.expr:
     keywords = []
     if mask is not None:
         keywords.append(ast.keyword("mask", mask))

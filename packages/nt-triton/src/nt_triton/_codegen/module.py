@@ -242,6 +242,8 @@ def _module_text(
         header += _CORE_IMPORT
     if context.uses_add:
         header += ["", ""] + _ADD.splitlines()
+    if context.uses_spread:
+        header += ["", ""] + _SPREAD.splitlines()
     for name in sorted(context.promoted_math):
         header += ["", ""] + _promoted_math(name).splitlines()
     header += ["", "", "@triton.jit", f"def {kernel_name}({arguments}):"]
@@ -280,6 +282,14 @@ def {naming.ADD}(a, b):
         result = a + b
     return result"""
 """The helper :data:`naming.ADD` names, in modules whose application adds."""
+
+
+_SPREAD = f"""@triton.jit
+def {naming.SPREAD}(value, keep, other):
+    # Lanes outside the source get the fill value, as a masked load's would.
+    return tl.where(keep, value, tl.full(value.shape, other, value.dtype))"""
+"""The helper :data:`naming.SPREAD` names, in modules that load a tile once along some
+of its dimensions and mask it along others (``memory.Spread``)."""
 
 
 def _promoted_math(name: str) -> str:

@@ -20,6 +20,7 @@ __all__ = [
     "HOST_SCALARS",
     "HOST_TENSORS",
     "INT64_FLAG",
+    "KEEP",
     "LIBDEVICE",
     "MASK",
     "META",
@@ -38,6 +39,7 @@ __all__ = [
     "PROGRAM_COUNT",
     "PROGRAM_ID",
     "PROMOTED_MATH",
+    "SPREAD",
     "TILE",
     "UNMET",
     "UNUSED",
@@ -136,8 +138,10 @@ def placeholder(number: int) -> str:
 
 POINTERS = "pointers"
 MASK = "mask"
+KEEP = "keep"
 TILE = "tile"
-"""Stems of hoisted loads: ``x_pointers_N``, ``x_mask_N``, ``x_tile_N``."""
+"""Stems of hoisted loads: ``x_pointers_N``, ``x_mask_N``, ``x_tile_N`` (and ``x_keep_N``,
+the mask applied after a tile loaded once along some dimensions is broadcast)."""
 
 
 def hoisted(parameter: str, stem: str) -> str:
@@ -195,6 +199,10 @@ LIBDEVICE = "libdevice"
 ADD = f"{PREFIX}add"
 """The generated module's ``+`` of two values: the logical or of two bools, like the
 frameworks (Triton adds bools modulo 2, an exclusive or)."""
+
+SPREAD = f"{PREFIX}spread"
+"""The generated module's fill of a tile loaded once along some dimensions: the lanes
+outside the source along the others get the load's fill value (see ``memory.Spread``)."""
 
 PROMOTED_MATH = ("exp", "exp2")
 """``ninetoothed.language`` functions that compute float16 and bfloat16 operands in
