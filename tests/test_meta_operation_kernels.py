@@ -180,6 +180,33 @@ def test_broadcast_tile_lanes_past_the_rows_hold_the_fill(framework, other, shap
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 
 
+def through_rows(x, bias, y):
+    rows = (x.shape[0], -1)
+    tile = (ROWS, COLUMNS)
+    return x.tile(tile), bias.expand(rows).tile(tile), y.expand(rows).tile(tile)
+
+
+def doubled(x, bias, y):
+    y = bias + bias + 0 * x  # noqa: F841  (every row of tiles stores the same values)
+
+
+THROUGH_ROWS_KERNEL = ninetoothed.make(through_rows, doubled, (Tensor(2), Tensor(2), Tensor(2)))
+
+
+@pytest.mark.parametrize("shape", [(9, 21), (1, 3), (8, 16)])
+def test_store_through_a_broadcast_tile(framework, shape):
+    """A stored tile whose pointers do not vary along its rows: its store takes the
+    broadcast pointers and both halves of the mask (the rows' and the columns')."""
+    x, bias = random(*shape), random(1, shape[1])
+    args = [
+        framework.from_numpy(x),
+        framework.from_numpy(bias),
+        framework.poisoned((1, shape[1]), "float32"),
+    ]
+    (y,) = framework.call(THROUGH_ROWS_KERNEL, args, {}, outputs=[2])
+    np.testing.assert_allclose(y, 2 * bias.astype(np.float64), rtol=1e-6)
+
+
 # -- expand_as: broadcasting, as numpy ----------------------------------------
 def broadcast_add(x, bias, y):
     tile = (2, 4, 8)
