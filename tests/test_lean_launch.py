@@ -426,8 +426,14 @@ def test_it_is_used_only_where_it_passes_what_tritons_launcher_passes(
     assert not lean.usable(kernel_like(), "3.6")
 
 
+def fresh_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget this process's build decision: the next ``lean._load()`` builds anew."""
+    monkeypatch.setattr(lean.built, "values", [])
+
+
 def test_the_knob_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NINETOOTHED_C_LAUNCHER", "off")
+    fresh_build(monkeypatch)
     assert lean._load() is None
 
 
@@ -437,6 +443,7 @@ def test_it_builds_and_loads_the_driver_named(
     monkeypatch.delenv("NINETOOTHED_C_LAUNCHER", raising=False)
     monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))  # built afresh
+    fresh_build(monkeypatch)
     assert lean._load() is not None
     monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(tmp_path / "no-libcuda.so"))
     assert lean._load() is None  # no driver: Triton's launcher
@@ -457,6 +464,7 @@ def test_a_failed_build_falls_back_quietly(
     monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(triton.knobs.build, "impl", failing)  # Triton's build hook
+    fresh_build(monkeypatch)
     with caplog.at_level(logging.DEBUG, logger="nt_triton._launch.lean"):
         assert lean._load() is None
     assert "lean launcher unavailable" in caplog.text
@@ -478,3 +486,25 @@ def test_the_extension_and_its_build_are_decided_once_each(
     assert not deciding.is_alive(), "lean.extension() did not return"
     module = lean.extension()
     assert module is not None and lean.built() is module
+
+
+def test_the_extension_takes_the_module_built_first(
+    fake_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``built()`` first (a pinned launch made before any kernel loads), then
+    ``extension()``: one build, one module."""
+    builds: list[Any] = []
+    build = lean.build
+
+    def counted() -> Any:
+        builds.append(build())
+        return builds[-1]
+
+    monkeypatch.delenv("NINETOOTHED_C_LAUNCHER", raising=False)
+    monkeypatch.setenv("NINETOOTHED_LIBCUDA", str(fake_path))
+    monkeypatch.setattr(lean, "build", counted)
+    monkeypatch.setattr(lean.extension, "values", [])
+    fresh_build(monkeypatch)
+    module = lean.built()
+    assert module is not None and lean.extension() is module
+    assert len(builds) == 1

@@ -86,10 +86,9 @@ def _build() -> Any | None:
 
 
 def _load() -> Any | None:
-    module = _build()
+    module = built()  # one build, whichever of built() and extension() asks first
     if module is None:
         return None
-    built.offer(module)
     try:
         module.load(driver_path())
     except Exception as error:  # noqa: BLE001 - any failure: Triton's launcher does the work
@@ -105,7 +104,7 @@ needs none); None with ``NINETOOTHED_C_LAUNCHER=off``, no C compiler or a failed
 extension: Once[Any | None] = Once(_load)
 """``extension()``: the extension with the CUDA driver loaded, or None where launches take
 Triton's launcher: ``NINETOOTHED_C_LAUNCHER=off``, no C compiler, a failed build, no
-driver.  Decided apart from :data:`built`, which it offers what it built."""
+driver.  Takes :data:`built`'s module, so the extension is built once per process."""
 
 
 def hooks_registered() -> bool:
