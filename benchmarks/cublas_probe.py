@@ -21,6 +21,16 @@ cuBLAS (676-683 TFLOP/s); at bmm 4 x 2048^3 ptma 0.970-0.979, pptr
 (2026-11-24) found pointer loads 0.89-0.90 and descriptors 0.92-0.93 without
 persistence, and warp specialisation gaining nothing.  The floor sits at the
 best Triton form's ceiling.
+
+Beside the hand-written forms it times the library's ``nt_torch.ops`` (``mm`` and
+``addmm`` with a bias row, or ``bmm``) and cuBLAS's ``addmm``, at the paper's shapes and
+at 4096 x 4096 x 14336, and prints each op's time against the fastest hand-written
+form's (issue 27's floor: >= 0.99) and the configuration its tuner chose.  On an H200
+(2026-11-28, 5 rounds; two runs): ``mm`` 4096^3 0.992 and 0.984, ``bmm`` 4 x 2048^3 0.990
+and 0.996, ``mm`` 4096 x 4096 x 14336 0.987 and 0.969; ``addmm`` 0.968 and 0.970 at
+4096^3, 0.975 and 0.957 at 14336 columns (the second run after the bias row's load was
+made once per column).  The hand-written forms ahead of ours were the persistent ones
+with descriptor loads and stores.
 """
 
 import statistics
