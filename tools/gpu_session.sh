@@ -32,7 +32,7 @@
 # and without (NINETOOTHED_HOPPER_ATTENTION=off).
 #
 # NT_STEPS=library runs the kernel library's tests alone on the GPU (every op,
-# dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 300).
+# dtype and framework, the paper's shapes; NT_LIBRARY_SECONDS, default 340: 306 s on an H200).
 #
 # NT_STEPS=paper is the paper's evaluation (issue 13) in one call of about
 # 8 minutes: "quick" (the Triton baselines' tests, compiled for the GPU),
@@ -86,7 +86,7 @@ echo "=== kernel library tests on the GPU (every op, dtype, framework; the paper
 workers=()
 if python3 -c "import xdist" 2>/dev/null; then workers=(-n 8); fi
 NT_TEST_GPU=1 NINETOOTHED_MAX_NUM_CONFIGS=1 XLA_PYTHON_CLIENT_PREALLOCATE=false \
-    timeout -k 10 "${NT_LIBRARY_SECONDS:-300}" python3 -m pytest tests/library \
+    timeout -k 10 "${NT_LIBRARY_SECONDS:-340}" python3 -m pytest tests/library \
     -m "not interpreter_only" ${workers[@]+"${workers[@]}"} -q -rfs --tb=short \
     -p no:cacheprovider 2>&1 | tee "$LOGS/library-tests.log" | tail -30
 fi
