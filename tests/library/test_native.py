@@ -253,7 +253,7 @@ def test_guard_holds_the_types_it_recorded(native: Any) -> None:
 def test_processes_building_at_once_build_once(tmp_path: Any) -> None:
     """Two processes with an empty cache build at the same time: the file lock lets one
     compile while the other waits, both load the same module, and no partial file is
-    left behind."""
+    left behind (neither theirs nor one a dead build left)."""
     script = (
         "from nt_torch import _native\n"
         "module = _native.extension()\n"
@@ -267,6 +267,11 @@ def test_processes_building_at_once_build_once(tmp_path: Any) -> None:
     wrapper.chmod(0o755)
     environment = {**os.environ, "HOME": str(tmp_path), "CXX": str(wrapper)}
     environment.pop("NINETOOTHED_NATIVE", None)
+    # What a process that died while building leaves: a partial module, cleared by the
+    # next build.
+    directory = tmp_path / ".ninetoothed" / "native" / _native._key([str(wrapper)])
+    directory.mkdir(parents=True)
+    (directory / f"{_native.PARTIAL}dead.so").write_bytes(b"half a module")
     processes = [
         subprocess.Popen(
             [sys.executable, "-c", script],

@@ -106,6 +106,10 @@ def build() -> Any:
         with open(directory / ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not library.exists():
+                # Partial files only the lock's holder writes: any found now were left
+                # by a process that died building (its daemon thread never cleaned up).
+                for stale in directory.glob(f"{PARTIAL}*"):
+                    stale.unlink(missing_ok=True)
                 _compile(compiler, directory, library)
     spec = importlib.util.spec_from_file_location(NAME, library)
     if spec is None or spec.loader is None:
@@ -115,10 +119,14 @@ def build() -> Any:
     return module
 
 
+PARTIAL = ".partial-"
+"""The prefix of a module being compiled (renamed to the module's name when whole)."""
+
+
 def _compile(compiler: list[str], directory: Path, library: Path) -> None:
     """Compile into a temporary file beside ``library`` and rename it: another process
     finds the module whole or not at all."""
-    handle, partial = tempfile.mkstemp(suffix=library.suffix, dir=directory)
+    handle, partial = tempfile.mkstemp(prefix=PARTIAL, suffix=library.suffix, dir=directory)
     os.close(handle)
     try:
         # At a low priority: it runs beside a first call's kernel compiles, which a
