@@ -24,7 +24,7 @@ from ninetoothed.errors import CodegenError
 from ninetoothed.spec.parameter import Parameter
 from nt_triton._codegen import descriptions, dots, gathers, inline, memory, naming, ragged_loops
 from nt_triton._codegen.context import Context
-from nt_triton._codegen.hoisting import HoistedLoads
+from nt_triton._codegen.hoisting import Hoisted, HoistedLoads
 from nt_triton._codegen.references import fold_builtin_call, reference, refusal
 from nt_triton._codegen.syntax import call, constant_int
 from nt_triton._codegen.views import ElementType, SourceView, TypeView, View
@@ -47,7 +47,7 @@ class ApplicationRewriter(HoistedLoads, ast.NodeTransformer):
         self.branching = False
         """Inside a conditional expression's branch of a hoisting statement: loads stay
         in the branch, a read-back's barrier still goes before the statement."""
-        self.cache: dict[tuple[Any, ...], dict[str, ast.expr]] = {}
+        self.cache: dict[tuple[Any, ...], Hoisted] = {}
         self.counter = itertools.count()
 
     def rewrite_body(self, body: list[ast.stmt]) -> list[ast.stmt]:

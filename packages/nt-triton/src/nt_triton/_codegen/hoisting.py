@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from nt_triton._codegen import memory, naming
@@ -23,7 +24,21 @@ from nt_triton._codegen.memory import PointersAndMask, Spread
 from nt_triton._codegen.syntax import assign, call
 from nt_triton._codegen.views import View
 
-__all__ = ["HoistedLoads", "view_key"]
+__all__ = ["Hoisted", "HoistedLoads", "view_key"]
+
+
+@dataclass
+class Hoisted:
+    """A tile's hoisted names in the current stretch (None: not hoisted yet)."""
+
+    pointers: ast.expr | None = None
+    """The whole tile's pointers (a store's)."""
+    mask: ast.expr | None = None
+    """The whole tile's mask (None: none, or not hoisted yet)."""
+    spread: Spread | None = None
+    """The tile's load once along some dimensions, its parts named."""
+    tile: ast.expr | None = None
+    """The tile's value; stale (None again) after a store to its parameter."""
 
 
 class HoistedLoads:
@@ -37,7 +52,7 @@ class HoistedLoads:
     hoisting: bool
     branching: bool
     loop_depth: int
-    cache: dict[tuple[Any, ...], dict[str, ast.expr]]
+    cache: dict[tuple[Any, ...], Hoisted]
     """Per tile (:func:`view_key`), its hoisted names."""
     counter: itertools.count[int]
 
@@ -58,14 +73,14 @@ class HoistedLoads:
         pointers do not vary in (:class:`~nt_triton._codegen.memory.Spread`), hoisted
         into named statements when possible."""
         key = view_key(view)
-        if self.hoisting and key in self.cache and naming.POINTERS in self.cache[key]:
-            entry = self.cache[key]
-            return (entry[naming.POINTERS], entry.get(naming.MASK)), _cached_spread(entry)
+        entry = self.cache.get(key)
+        if self.hoisting and entry is not None and entry.pointers is not None:
+            return (entry.pointers, entry.mask), entry.spread
         (pointers, mask), spread = memory.address(self.context, view)
         if not self.hoisting:
             return (pointers, mask), spread
         stem = view.parameter.name
-        entry = self.cache.setdefault(key, {})
+        entry = self.cache.setdefault(key, Hoisted())
         if spread is not None:
             # The spread's parts are named; the whole tile's pointers and mask (a
             # store's) are made of them, so neither is computed twice.
@@ -74,20 +89,18 @@ class HoistedLoads:
                 mask=spread.mask and self.hoist(stem, naming.MASK, spread.mask),
                 keep=spread.keep and self.hoist(stem, naming.KEEP, spread.keep),
             )
-            entry.update({_SPREAD_POINTERS: spread.pointers, _SPREAD_SHAPE: spread.shape})
-            entry.update({_SPREAD_MASK: spread.mask} if spread.mask else {})
-            entry.update({_SPREAD_KEEP: spread.keep} if spread.keep else {})
-            entry[naming.POINTERS] = call("tl.broadcast_to", [spread.pointers, spread.shape])
+            entry.spread = spread
+            entry.pointers = call("tl.broadcast_to", [spread.pointers, spread.shape])
             masks = [part for part in (spread.mask, spread.keep) if part is not None]
             if masks:
-                entry[naming.MASK] = (
+                entry.mask = (
                     masks[0] if len(masks) == 1 else ast.BinOp(masks[0], ast.BitAnd(), masks[1])
                 )
-            return (entry[naming.POINTERS], entry.get(naming.MASK)), spread
-        entry[naming.POINTERS] = self.hoist(stem, naming.POINTERS, pointers)
+            return (entry.pointers, entry.mask), spread
+        entry.pointers = self.hoist(stem, naming.POINTERS, pointers)
         if mask is not None:
-            entry[naming.MASK] = self.hoist(stem, naming.MASK, mask)
-        return (entry[naming.POINTERS], entry.get(naming.MASK)), None
+            entry.mask = self.hoist(stem, naming.MASK, mask)
+        return (entry.pointers, entry.mask), None
 
     def hoist(self, stem: str, part: str, value: ast.expr) -> ast.Name:
         """``value`` assigned to a fresh name (``x_<part>_N``) before the statement."""
@@ -98,8 +111,9 @@ class HoistedLoads:
     def load(self, view: View) -> ast.expr:
         """A tile's value: loaded once per straight-line stretch without stores."""
         key = view_key(view)
-        if self.hoisting and naming.TILE in self.cache.get(key, {}):
-            return self.cache[key][naming.TILE]
+        cached = self.cache.get(key)
+        if self.hoisting and cached is not None and cached.tile is not None:
+            return cached.tile
         if view.parameter.name in self.context.stored and (self.hoisting or self.branching):
             # Reading back what this program stored: other threads of the
             # program may have written those elements, so wait for them.
@@ -110,10 +124,9 @@ class HoistedLoads:
         load = memory.load(self.context, view, where, spread)
         if not self.hoisting:
             return load
-        name = self.fresh(naming.hoisted(view.parameter.name, naming.TILE))
-        self.prelude.append(assign(name, load))
-        self.cache[key][naming.TILE] = ast.Name(name, ast.Load())
-        return self.cache[key][naming.TILE]
+        tile = self.hoist(view.parameter.name, naming.TILE, load)
+        self.cache[key].tile = tile
+        return tile
 
     def store(self, view: View, value: ast.expr) -> ast.stmt:
         """Store ``value`` into a view's tile; the parameter's hoisted tiles go stale."""
@@ -125,7 +138,7 @@ class HoistedLoads:
         """Forget the hoisted tiles of parameter ``name``: it was just stored to."""
         for key, entry in self.cache.items():
             if key[0] == name:
-                entry.pop(naming.TILE, None)
+                entry.tile = None
 
 
 def view_key(view: View) -> tuple[Any, ...]:
@@ -143,21 +156,3 @@ def view_key(view: View) -> tuple[Any, ...]:
         )
     )
     return (view.parameter.name, view.depth, names, texts)
-
-
-_SPREAD_POINTERS, _SPREAD_MASK, _SPREAD_KEEP, _SPREAD_SHAPE = (
-    "spread pointers",
-    "spread mask",
-    "spread keep",
-    "spread shape",
-)
-"""A hoisted tile's entries for its :class:`~nt_triton._codegen.memory.Spread`."""
-
-
-def _cached_spread(entry: dict[str, ast.expr]) -> Spread | None:
-    """The hoisted :class:`~nt_triton._codegen.memory.Spread` of a cache entry (if any)."""
-    if _SPREAD_POINTERS not in entry:
-        return None
-    shape = entry[_SPREAD_SHAPE]
-    assert isinstance(shape, ast.Tuple)
-    return Spread(entry[_SPREAD_POINTERS], entry.get(_SPREAD_MASK), entry.get(_SPREAD_KEEP), shape)
