@@ -115,7 +115,9 @@ def address(context: Context, view: View) -> tuple[PointersAndMask, Spread | Non
 
     spread = None
     if varying and varying != block_names and not mixed and parameter.source.jagged_dim is None:
-        spread = _spread(context, view, copy.deepcopy(base), varying, block_names, mask, term_code)
+        spread = _spread(
+            context, view, copy.deepcopy(base), shape, varying, block_names, mask, term_code
+        )
     if not mask:
         return (pointers, None), spread
     if mixed:
@@ -127,6 +129,7 @@ def _spread(
     context: Context,
     view: View,
     pointers: ast.expr,
+    shape: ast.Tuple,
     varying: set[str],
     block_names: set[str],
     mask: list[SymbolLike],
@@ -145,12 +148,11 @@ def _spread(
     )
     inner = [term for term in mask if names_in(term) & block_names <= varying]
     outer = [term for term in mask if not names_in(term) & block_names <= varying]
-    shape = _shape(context, view)
     return Spread(
         pointers,
         _conjunction([term_code(term, sliced) for term in inner]) if inner else None,
         _conjunction([term_code(term, shape) for term in outer]) if outer else None,
-        shape,
+        copy.deepcopy(shape),
     )
 
 
