@@ -57,6 +57,11 @@ class ParameterKind(str, enum.Enum):
     """Whether some dimensions of a tensor lie as one contiguous block, so a flattened
     index addresses them at once (computed on the host: ``expression`` is the condition)."""
 
+    DESCRIPTOR_FLAG = "descriptor_flag"
+    """Whether a call may load and store a tensor's tiles through tensor descriptors
+    (``tensor_index`` says which tensor; computed on the host, False where the launch
+    cannot give the scratch memory they need: see :mod:`nt_triton._describable`)."""
+
     SIZE_ALIGNMENT = "size_alignment"
     """The largest power of two, at most ``cap``, dividing a size (``expression``); 1 for
     an empty dimension.  Computed on the host; tile range checks vanish where it is a

@@ -30,7 +30,12 @@ from nt_triton.tuner import _early as early
 
 __all__ = ["TritonBackend", "file_text"]
 
-_HOST_FLAGS = (ParameterKind.INT64_FLAG, ParameterKind.LAYOUT_FLAG, ParameterKind.SIZE_ALIGNMENT)
+_HOST_FLAGS = (
+    ParameterKind.INT64_FLAG,
+    ParameterKind.LAYOUT_FLAG,
+    ParameterKind.DESCRIPTOR_FLAG,
+    ParameterKind.SIZE_ALIGNMENT,
+)
 """Constexpr parameters the host computes (no caller gives them)."""
 
 

@@ -230,6 +230,8 @@ def _types(
                 constants[(index,)] = False
             elif kind is ParameterKind.LAYOUT_FLAG:
                 constants[(index,)] = True  # contiguous, the usual case
+            elif kind is ParameterKind.DESCRIPTOR_FLAG:
+                constants[(index,)] = False  # pointer loads: what every launch can take
             else:
                 constants[(index,)] = meta.get(name, PLACEHOLDER_CONSTANT)
         elif kind is ParameterKind.POINTER:

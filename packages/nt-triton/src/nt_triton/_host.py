@@ -26,6 +26,7 @@ from nt_triton._abi import KernelSignature, ParameterKind
 from nt_triton._codegen import GeneratedSource, persistent_loop
 from nt_triton._codegen import naming as n
 from nt_triton._codegen.product import ShapeCheck
+from nt_triton._describable import describable
 from nt_triton._persistent_grid import program_cap
 from nt_triton.cache._sources import compiled
 
@@ -141,6 +142,13 @@ def _unpacking(spec: KernelSpec, generated: GeneratedSource) -> list[str]:
     lines.append(f"    {n.INT64_FLAG} = {flag}")
     for layout in signature.of_kind(ParameterKind.LAYOUT_FLAG):
         lines.append(f"    {layout.name} = bool({layout.expression})")
+    for described in signature.of_kind(ParameterKind.DESCRIPTOR_FLAG):
+        at = described.tensor_index
+        tensor, pointer = f"{n.HOST_TENSORS}[{at}]", f"{n.HOST_POINTERS}[{at}]"
+        # Descriptors' coordinates are 32-bit: none where offsets need 64 bits.
+        lines.append(
+            f"    {described.name} = not {n.INT64_FLAG} and {n.DESCRIBABLE}({tensor}, {pointer})"
+        )
     # Tile range checks vanish where this is a multiple of the tile (codegen.divisibility).
     for aligned in signature.of_kind(ParameterKind.SIZE_ALIGNMENT):
         size = f"({aligned.expression})"
@@ -298,6 +306,7 @@ def compile_host(
         n.NEW_TUPLE: tuple.__new__,
         n.PLAN: LaunchPlan,
         n.PROGRAM_CAP: program_cap,
+        n.DESCRIBABLE: describable,
     }
     exec(compiled(source, host_filename(spec)), namespace)  # noqa: S102
     function: HostFunction = namespace[n.HOST_FUNCTION]

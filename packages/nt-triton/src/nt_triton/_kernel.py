@@ -29,6 +29,7 @@ from nt_triton import knobs
 from nt_triton._abi import KernelSignature
 from nt_triton._codegen import GeneratedSource
 from nt_triton._host import HostFunction, LaunchPlan, compile_host
+from nt_triton._launch import scratch
 from nt_triton._launch.launcher import FastLauncher
 from nt_triton._newest_alive import NewestAlive
 from nt_triton.cache import _memos
@@ -310,9 +311,13 @@ class TritonKernel:
         from triton.errors import TritonError
 
         try:
-            self.function[resolved](
-                *arguments, **meta, num_warps=num_warps, num_stages=num_stages, **cap
+            # Kernels making tensor descriptors need scratch memory (_launch.scratch).
+            launch = scratch.provided(
+                lambda _stream: self.function[resolved](
+                    *arguments, **meta, num_warps=num_warps, num_stages=num_stages, **cap
+                )
             )
+            launch(0)
         except TritonError as error:
             from triton.compiler.errors import CompilationError
 

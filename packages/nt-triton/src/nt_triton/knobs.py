@@ -47,6 +47,10 @@
 * ``NINETOOTHED_HOPPER_SCALED_MM``: ``off`` likewise keeps the kernel library's
   ``scaled_mm`` (float32 sums) on its NineToothed kernel on Hopper GPUs, instead
   of the one written in Gluon (:mod:`nt_triton.hopper_scaled_mm`).
+* ``NINETOOTHED_TENSOR_DESCRIPTORS``: ``off`` (or ``0``, ``false``, ``no``) keeps
+  persistent programs' loads and stores of tiles on pointers instead of tensor
+  descriptors (:mod:`nt_triton._codegen.descriptors`; default on where a call's
+  tensors and GPU allow them).  Read when a call's plan is made.
 * ``TRITON_INTERPRET``: Triton's own switch; when set, kernels run through
   Triton's CPU interpreter and tuning picks a configuration without running any.
 """
@@ -71,6 +75,7 @@ __all__ = [
     "interpreting",
     "max_num_configs",
     "split_loops",
+    "tensor_descriptors",
     "tune_together",
     "tuning_mode",
     "tuning_progress",
@@ -126,6 +131,12 @@ def hopper_scaled_mm() -> bool:
     """Whether ``scaled_mm`` with float32 sums may take the Gluon kernel on Hopper
     (``NINETOOTHED_HOPPER_SCALED_MM``)."""
     return _on(os.environ.get("NINETOOTHED_HOPPER_SCALED_MM", ""))
+
+
+def tensor_descriptors() -> bool:
+    """Whether persistent programs may copy tiles through tensor descriptors
+    (``NINETOOTHED_TENSOR_DESCRIPTORS``)."""
+    return _on(os.environ.get("NINETOOTHED_TENSOR_DESCRIPTORS", ""))
 
 
 def split_loops() -> bool:

@@ -25,7 +25,7 @@ from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.geometry import block_size, block_variables
 from nt_triton._codegen.views import View
 
-__all__ = ["Addressing", "addressing", "program_batch"]
+__all__ = ["Addressing", "addressing", "program_batch", "sourced_addressing"]
 
 Addressing = tuple[list[SymbolLike], list[SymbolLike]]
 """Index per source dimension, and the mask's terms (all must hold)."""
@@ -33,6 +33,16 @@ Addressing = tuple[list[SymbolLike], list[SymbolLike]]
 
 def addressing(context: Context, view: View) -> Addressing:
     """Per source dimension, the index a tile element reads; and the mask terms."""
+    indices, mask, _ = sourced_addressing(context, view)
+    return indices, mask
+
+
+def sourced_addressing(
+    context: Context, view: View
+) -> tuple[list[SymbolLike], list[SymbolLike], list[bool]]:
+    """:func:`addressing`, and per mask term whether it is a source dimension's bound
+    (``index < size``, or that check folded away on divisibility): the terms a tensor
+    descriptor's box clips to by itself (:mod:`nt_triton._codegen.descriptors`)."""
     parameter = view.parameter
     levels = parameter.arranged.levels()
     if not view.is_innermost:
@@ -51,6 +61,8 @@ def addressing(context: Context, view: View) -> Addressing:
         tile_names = set().union(*(names_in(value) for value in block.values()))
         bindings = jagged.entry_bounds(context, view, bindings, indices[0], tile_names)
     mask: list[SymbolLike] = []
+    sourced: list[bool] = []
+    source_variables = set(parameter.source.source_variables)
     jagged_source = parameter.source.jagged_dim is not None
     # A tensor beside the grid may have fewer tiles than the grid has programs: the
     # programs past them must find every element masked, so no bound is taken as
@@ -64,13 +76,16 @@ def addressing(context: Context, view: View) -> Addressing:
             term = value < binding.bound
             if term is not True:
                 mask.append(term)
+                sourced.append(variable in source_variables)
         elif not _is_in_range(value, binding.bound, live, ranges) and not separable.below(
             value, binding.bound
         ):
             outer = None if binding.outer is None else value_of(binding.outer)
             mask.append(divisibility.check(context, value, binding, jagged_source, outer))
+            sourced.append(variable in source_variables)
         if binding.may_be_negative and not (isinstance(value, int) and value >= 0):
             mask.append(value >= 0)
+            sourced.append(False)
     for dim, level_dim in enumerate(view.level.dims):
         variable_value = block.get(level_dim.variable)
         if isinstance(variable_value, Symbol) and level_dim.variable not in ranges:
@@ -79,14 +94,16 @@ def addressing(context: Context, view: View) -> Addressing:
                 # checked as given, both ways (no padding or divisibility folds).
                 mask.append(variable_value < context.expression(level_dim.size))
                 mask.append(variable_value >= 0)
+                sourced += [False, False]
                 continue
             extent = block_size(context, parameter, view.depth, dim)
             size = context.expression(level_dim.size)
             mask.append(divisibility.padding_check(variable_value, size, extent))
-    mask = [term for term in mask if term is not True]
-    if any(term is False for term in mask):
-        mask = [False]
-    return indices, mask
+            sourced.append(False)
+    kept = [(term, from_source) for term, from_source in zip(mask, sourced) if term is not True]
+    if any(term is False for term, _ in kept):
+        return indices, [False], [False]
+    return indices, [term for term, _ in kept], [from_source for _, from_source in kept]
 
 
 def program_batch(context: Context, parameter: Parameter) -> SymbolLike | None:

@@ -94,6 +94,13 @@ class Context:
         """The outermost loop being rewritten (its number), None outside loops."""
         self.loops = 0
         """Outermost loops begun so far."""
+        self.descriptors: dict[tuple[str, tuple[str, ...]], str] = {}
+        """Tensor descriptors a persistent program makes, by parameter and block, -> their
+        names (see :mod:`~nt_triton._codegen.descriptors`)."""
+        self.descriptor_lines: list[str] = []
+        """The prologue's statements making them."""
+        self.descriptor_flags: dict[str, int] = {}
+        """Their host flags -> the tensor parameter's index."""
         self.flags: dict[str, Symbol] = {}
         """Layout flags (see ``separable.Chain``) -> their conditions, for the host."""
         self.alignments: dict[tuple[str, str], Alignment] = {}

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from nt_triton._codegen import jagged, naming, separable
+from nt_triton._codegen import descriptors, jagged, naming, separable
 from nt_triton._codegen.addressing import addressing
 from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.geometry import arange_names, tile_shape, vector_arange
@@ -183,7 +183,9 @@ def load(
             loaded = call(naming.SPREAD, [loaded, spread.keep, fill])
         return call("tl.broadcast_to", [loaded, spread.shape])
     pointers, mask = where or pointers_and_mask(context, view)
-    return _masked_load(view, pointers, mask)
+    loaded = _masked_load(view, pointers, mask)
+    found = descriptors.box(context, view)
+    return loaded if found is None else descriptors.load(context, found, loaded)
 
 
 def _masked_load(view: View, pointers: ast.expr, mask: ast.expr | None) -> ast.expr:
@@ -216,7 +218,9 @@ def store(
             widened = ast.BinOp(copy.deepcopy(zeros), ast.Add(), mask)
             mask = ast.Compare(widened, [ast.NotEq()], [ast.Constant(0)])
     keywords = [ast.keyword("mask", mask)] if mask is not None else []
-    return ast.Expr(call("tl.store", [pointers, value], keywords))
+    stored = ast.Expr(call("tl.store", [pointers, value], keywords))
+    found = descriptors.box(context, view)
+    return stored if found is None else descriptors.store(context, found, value, stored)
 
 
 def offsets(context: Context, view: View, dim: int | None) -> ast.expr:

@@ -81,7 +81,7 @@ def _prologue(context: Context, body: list[ast.stmt]) -> tuple[list[str], list[a
         persistent_loop.check_application(context, body)
         count = persistent_loop.program_count(context, grid)
         counting, body = persistent_loop.wrap(count, per_program, body)
-        return counting + aranges, body
+        return counting + aranges + context.descriptor_lines, body
     return per_program + aranges, body
 
 
@@ -123,7 +123,7 @@ def _signature(context: Context) -> KernelSignature:
 
     Pointers; the sizes and strides the code uses; scalars; run-time then
     constexpr symbols (sorted); host-padded sizes; the 64-bit flag; layout flags;
-    size alignments; then what tuning supplies: meta symbols (sorted) and the
+    descriptor flags; size alignments; then what tuning supplies: meta symbols (sorted) and the
     padded sizes derived from them.
     """
     spec = context.spec
@@ -162,6 +162,10 @@ def _signature(context: Context) -> KernelSignature:
     parameters += [
         KernelParameter(name, kind.LAYOUT_FLAG, True, expression=condition)
         for name, condition in context.flags.items()
+    ]
+    parameters += [
+        KernelParameter(name, kind.DESCRIPTOR_FLAG, True, tensor_index=index)
+        for name, index in context.descriptor_flags.items()
     ]
     parameters += [
         KernelParameter(a.name, kind.SIZE_ALIGNMENT, True, expression=a.size, cap=a.cap)

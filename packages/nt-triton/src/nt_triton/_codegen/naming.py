@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = [
     "ADD",
     "CALLEE",
+    "DESCRIBABLE",
     "GRID",
     "GRID_FUNCTION",
     "HOST_FUNCTION",
@@ -47,6 +48,7 @@ __all__ = [
     "aligned",
     "arange",
     "arange_vector",
+    "descriptor_flag",
     "flat",
     "grid_index",
     "grid_size",
@@ -276,6 +278,16 @@ def trampoline(kernel_name: str, launcher: str) -> str:
 def flat(parameter: str, dims: tuple[int, ...]) -> str:
     """The layout flag: whether ``parameter``'s source dimensions ``dims`` lie as one."""
     return f"{PREFIX}{parameter}_flat_{'_'.join(map(str, dims))}"
+
+
+def descriptor_flag(parameter: str) -> str:
+    """The constexpr flag saying a call may load and store ``parameter``'s tiles through
+    tensor descriptors (see :mod:`nt_triton._codegen.descriptors`)."""
+    return f"{PREFIX}descriptors_{parameter}"
+
+
+DESCRIBABLE = f"{PREFIX}describable"
+"""The host's test of one tensor for :func:`descriptor_flag` (:mod:`nt_triton._describable`)."""
 
 
 def aligned(index: int) -> str:

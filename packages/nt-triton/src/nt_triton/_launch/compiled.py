@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nt_triton._launch import lean
+from nt_triton._launch import lean, scratch
 from nt_triton.cache import _locks, _memos
 
 __all__ = [
@@ -240,6 +240,8 @@ class Loaded:
         self.factory = _factory(self.style, self.order)
         self.lean = lean.usable(kernel, self.style)
         """Whether launches take the lean C launcher (:mod:`nt_triton._launch.lean`)."""
+        self.scratch = scratch.needs_scratch(kernel)
+        """Whether launches provide scratch memory (:mod:`nt_triton._launch.scratch`)."""
 
     def bind(self, grid: tuple[int, int, int], others: Sequence[Any]) -> Callable[..., Any]:
         """``launch(stream, *per_call)`` for one grid and the bound arguments: through the
@@ -258,7 +260,7 @@ class Loaded:
         launch: Callable[..., Any] = self.factory(
             self.raw, grid, self.function, self.packed, extra, *others
         )
-        return launch
+        return scratch.provided(launch) if self.scratch else launch
 
 
 _FACTORIES: dict[tuple[str, tuple[str, ...]], Callable[..., Any]] = _memos.register(

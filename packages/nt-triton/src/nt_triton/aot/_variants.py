@@ -301,6 +301,8 @@ def _constant(
         return variant.wide
     if kind is ParameterKind.LAYOUT_FLAG:
         return variant.layout
+    if kind is ParameterKind.DESCRIPTOR_FLAG:
+        return False  # a C library's launcher gives no scratch memory for descriptors
     if kind is ParameterKind.SIZE_ALIGNMENT:
         tiles = description.alignment_tiles.get(name, ())
         return max(tiles) if variant.tiles and tiles else 1
