@@ -207,6 +207,49 @@ def test_store_through_a_broadcast_tile(framework, shape):
     np.testing.assert_allclose(y, 2 * bias.astype(np.float64), rtol=1e-6)
 
 
+# A bias read only element-wise into the output's store, under the output's own row
+# bound, takes no fill select (nt_triton._codegen.unselected); expanded to another
+# tensor's rows (of the same size: the launch checks it), it keeps the select.  The
+# fill would show in the lanes past the rows if a store reached them.
+FILL = 7.0
+
+
+def bias_rows(bound_by_output):
+    def arrangement(x, bias, y):
+        expanded = bias.expand_as(y) if bound_by_output else bias.expand((x.shape[0], -1))
+        tile = (ROWS, COLUMNS)
+        return x.tile(tile), expanded.tile(tile), y.tile(tile)
+
+    return arrangement
+
+
+def add_rows(x, bias, y):
+    y = x + 2 * bias  # noqa: F841
+
+
+BIAS_ROWS_KERNELS = {
+    bound: ninetoothed.make(
+        bias_rows(bound), add_rows, (Tensor(2), Tensor(shape=(1, None), other=FILL), Tensor(2))
+    )
+    for bound in (True, False)
+}
+
+
+@pytest.mark.parametrize("bound_by_output", [True, False])
+@pytest.mark.parametrize("shape", [(9, 21), (1, 3), (8, 16)])
+def test_a_bias_row_added_to_rows_no_tile_divides(framework, bound_by_output, shape):
+    rows, columns = shape
+    x, bias = random(rows, columns), random(1, columns)
+    expected = x.astype(np.float64) + 2 * bias.astype(np.float64)
+    args = [
+        framework.from_numpy(x),
+        framework.from_numpy(bias),
+        framework.poisoned((rows, columns), "float32"),
+    ]
+    (y,) = framework.call(BIAS_ROWS_KERNELS[bound_by_output], args, {}, outputs=[2])
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
 # -- expand_as: broadcasting, as numpy ----------------------------------------
 def broadcast_add(x, bias, y):
     tile = (2, 4, 8)

@@ -94,6 +94,9 @@ class Context:
         """The outermost loop being rewritten (its number), None outside loops."""
         self.loops = 0
         """Outermost loops begun so far."""
+        self.unselected: dict[str, frozenset[str]] = {}
+        """Parameters read only element-wise into whole-tile stores -> those outputs
+        (see :mod:`~nt_triton._codegen.unselected`)."""
         self.descriptors: dict[tuple[str, tuple[str, ...]], str] = {}
         """Tensor descriptors a persistent program makes, by parameter and block, -> their
         names (see :mod:`~nt_triton._codegen.descriptors`)."""

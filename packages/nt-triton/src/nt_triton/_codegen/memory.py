@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.errors import CodegenError
-from nt_triton._codegen import descriptors, jagged, naming, separable
+from nt_triton._codegen import descriptors, jagged, naming, separable, unselected
 from nt_triton._codegen.addressing import addressing
 from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.geometry import arange_names, tile_shape, vector_arange
@@ -148,6 +148,8 @@ def _spread(
     )
     inner = [term for term in mask if names_in(term) & block_names <= varying]
     outer = [term for term in mask if not names_in(term) & block_names <= varying]
+    if outer and unselected.keep_is_stored_mask(context, view, outer):
+        outer = []  # the lanes it would fill are never stored: no select
     return Spread(
         pointers,
         _conjunction([term_code(term, sliced) for term in inner]) if inner else None,

@@ -17,7 +17,7 @@ from ninetoothed.arrangement.names import renamed
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from ninetoothed.spec.kernel_spec import KernelSpec
 from nt_triton._abi import KernelParameter, KernelSignature, ParameterKind
-from nt_triton._codegen import inline, naming, ordering, persistent_loop
+from nt_triton._codegen import inline, naming, ordering, persistent_loop, unselected
 from nt_triton._codegen.application import ApplicationRewriter
 from nt_triton._codegen.context import Context, names_in
 from nt_triton._codegen.product import (
@@ -35,6 +35,7 @@ def generate(spec: KernelSpec) -> GeneratedSource:
     context = Context(spec)
     definition = inline.parse_function(spec.application)
     definition = inline.Inliner(inline.local_names(definition)).visit(definition)
+    context.unselected = unselected.element_wise_stores(context, definition.body)
     rewriter = ApplicationRewriter(context, inline.local_names(definition))
     body = rewriter.rewrite_body(definition.body) or [ast.Pass()]
     prologue, body = _prologue(context, body)  # before the signature: it may use sizes
