@@ -83,8 +83,7 @@ class SignatureParameter(Protocol):
     nt-triton's :class:`nt_triton._abi.KernelParameter` is one; ``kind`` is one
     of ``"pointer"``, ``"size"``, ``"stride"``, ``"scalar"``, ``"symbol"``,
     ``"padded_size"``, ``"int64_flag"``, ``"layout_flag"``, ``"descriptor_flag"``,
-    ``"size_alignment"``,
-    ``"meta"``.
+    ``"size_alignment"``, ``"meta"``.
     """
 
     @property

@@ -72,8 +72,8 @@ def box(context: Context, view: View) -> Box | None:
         or not 1 <= source.ndim <= 5
     ):
         return None
-    indices, mask, sourced = sourced_addressing(context, view)
-    if mask == [False] or not all(sourced):
+    indices, _, sourced = sourced_addressing(context, view)
+    if not all(sourced):  # a mask of False is no source bound either
         return None
     shape = tile_shape(context, view)
     block_names = arange_names(view) & set(context.aranges)

@@ -27,7 +27,7 @@ import ast
 
 from ninetoothed.arrangement.symbol import Symbol, SymbolLike
 from nt_triton._codegen import naming
-from nt_triton._codegen.addressing import sourced_addressing
+from nt_triton._codegen.addressing import addressing
 from nt_triton._codegen.context import Context
 from nt_triton._codegen.geometry import tile_shape
 from nt_triton._codegen.views import View
@@ -114,7 +114,7 @@ def keep_is_stored_mask(context: Context, view: View, keep: list[SymbolLike]) ->
         stored = View(context.parameters[name], 1)
         if tile_shape(context, stored) != shape:
             return False
-        _, mask, _ = sourced_addressing(context, stored)
+        _, mask = addressing(context, stored)
         if not wanted <= {_canonical(term, stored) for term in mask}:
             return False
     return True

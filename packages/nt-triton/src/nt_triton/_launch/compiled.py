@@ -171,10 +171,8 @@ def launcher_style(kernel: Any) -> str:
     """How to call ``kernel``'s launcher: ``"3.6"``, ``"3.9"`` or ``"run"`` (the object)."""
     launcher = kernel.run  # loads the module in the current context, builds the launcher
     metadata = kernel.metadata
-    scratch = (getattr(metadata, "global_scratch_size", 0) or 0) + (
-        getattr(metadata, "profile_scratch_size", 0) or 0
-    )
-    if scratch or getattr(launcher, "launch", None) is None:
+    profiling = getattr(metadata, "profile_scratch_size", 0) or 0
+    if scratch.needs_scratch(kernel) or profiling or getattr(launcher, "launch", None) is None:
         return "run"
     if hasattr(launcher, "arg_annotations") and hasattr(launcher, "kernel_signature"):
         return "3.9" if triton_version() >= (3, 9) else "run"
