@@ -11,6 +11,7 @@ from ninetoothed.runtime.aliasing import Aliasing
 from ninetoothed.runtime.hookspecs import TensorInfo
 from ninetoothed.spec._build import build_spec
 from nt_triton import _codegen as codegen
+from nt_triton import _describable
 from nt_triton._abi import ParameterKind
 from nt_triton._describable import describable
 from nt_triton._host import compile_host, host_source
@@ -46,6 +47,9 @@ def test_a_persistent_product_copies_every_tile_through_descriptors() -> None:
     assert text.count("tl.make_tensor_descriptor(") == 3, text
     assert "input_descriptor_0.load([" in text and "other_descriptor_1.load([" in text, text
     assert "output_descriptor_2.store([" in text, text
+    # Only where the innermost side is a multiple of 16 bytes (what a copy needs).
+    inner = "(16 * input_pointer.dtype.element_ty.primitive_bitwidth % 128 == 0)"
+    assert f"if ninetoothed_descriptors_input & {inner}:" in text, text
     # Each keeps its pointer form in the other branch of the compile-time choice.
     assert text.count("else tl.load(") >= 2 and "tl.store(output_pointers_" in text, text
 
@@ -114,8 +118,11 @@ def test_the_host_allows_descriptors_where_the_layout_does(host, monkeypatch) ->
     assert host(infos()) == [True, True, True]
     assert host(infos(a_strides=(41, 1))) == [False, True, True]  # 164-byte rows
     assert host(infos(b_strides=(1, 40))) == [True, False, True]  # transposed
+    assert host(infos(b_strides=(112, 2))) == [True, False, True]  # every other column
+    assert host(infos(a_strides=(0, 1))) == [False, True, True]  # a broadcast row
+    assert host(infos(a_strides=(-40, 1))) == [False, True, True]  # rows reversed
     assert host(infos(pointer=4)) == [False, True, True]  # misaligned address
-    assert host(infos(dtype="bool")) == [False, False, False]
+    assert host(infos(dtype="bool", a_strides=(48, 1), b_strides=(64, 1)))[:2] == [False, False]
     assert host(infos(dtype="float16", a_strides=(44, 1))) == [False, True, True]
     assert host(infos(shape_scale=2**26)) == [False, False, False]  # 64-bit offsets
     monkeypatch.setenv("NINETOOTHED_TENSOR_DESCRIPTORS", "off")
@@ -124,7 +131,11 @@ def test_the_host_allows_descriptors_where_the_layout_does(host, monkeypatch) ->
 
 def test_a_launch_without_int_pointers_keeps_pointer_loads(monkeypatch) -> None:
     """jax-triton's and Inductor's launches pass arrays, not addresses: they give the
-    kernel no scratch memory for descriptors, so they keep pointer loads."""
+    kernel no scratch memory for descriptors, so they keep pointer loads.  Ours pass
+    the address as an int, whose own alignment decides."""
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(_describable, "_copy_engine", lambda: True)  # a Hopper GPU
     info = infos()[0]
+    assert describable(info, 1 << 20)
     assert not describable(info, object())
+    assert not describable(info, (1 << 20) + 4)  # the address, not the host's record
