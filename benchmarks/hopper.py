@@ -27,7 +27,7 @@ Sections, float16 random inputs (``fp8``: float8), in this order:
   ``nt_triton.hopper_scaled_mm``) and with both sides' ``use_fast_accum``.
 - ``configs``: each configuration of the flash-decoding split kernel
   (``flash_decoding.CONFIGS``, the op runs the first) at 4k and 32k keys.
-- ``gemm``: ``mm`` of M = 1, 16, 64 rows (decoding) and 1,024 (a prefill)
+- ``gemm``: ``mm`` of M = 1, 4, 16, 64 rows (decoding) and 1,024 (a prefill)
   through Llama-8B's weights (N, K of 4096 and 14336, and the key and value
   projections' 1024 x 4096, the weight transposed as ``F.linear`` reads it)
   against torch (cuBLAS).
@@ -247,7 +247,7 @@ def cases(ops: object, small: bool) -> Iterator[Case]:
         title = f"q {shapes[0]} kv {shapes[1]}"
         yield Case("configs", title, shapes, _sdpa_torch(False), implementations)
     sizes = ((32, 48),) if small else ((4096, 4096), (1024, 4096), (14336, 4096), (4096, 14336))
-    for rows in (1, 16, 80) if small else (1, 16, 64, 1024):
+    for rows in (1, 16, 80) if small else (1, 4, 16, 64, 1024):
         for n, k in sizes:
             implementations = {"ours": functools.partial(_linear, mm=ops.mm)}  # type: ignore[attr-defined]
             shapes = ((rows, k), (n, k))

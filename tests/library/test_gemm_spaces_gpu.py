@@ -3,7 +3,7 @@
 The rest of the GPU suite cuts each space to its first configuration
 (``NINETOOTHED_MAX_NUM_CONFIGS=1``), so a configuration that hangs, crashes or
 computes wrong would pass there.  Here a fresh process with cold caches runs
-``ops.mm`` through each variant (one program per tile, split-K, thin, persistent)
+``ops.mm`` through each variant (one program per tile, split-K, thin, vector, persistent)
 in float16 and float32 (whose deepest pipelines do not fit shared memory: the tuner
 must leave them out, not fail the call), and compares with float64.
 """
@@ -37,6 +37,7 @@ cases = {
                                                       "tallest": None})),
     "split": (128, 2048, 256, 3, None),
     "thin": (16, 1024, 512, 1, (mm, {"ndim": 2, "persistent": False, "tallest": 16})),
+    "vector": (3, 3000, 1000, 1, (mm, {"ndim": 2, "persistent": False, "tallest": 4})),
     "persistent": (2048, 512, 2048, 1, (mm, {"ndim": 2, "persistent": True, "tallest": None})),
 }
 answer = {}
@@ -72,10 +73,11 @@ def test_each_gemm_variant_tunes_its_real_space(tmp_path):
     print(answer)
     from ninetoothed.library import mm
 
-    assert len(answer) == 8, answer
+    assert len(answer) == 10, answer
     for case, found in answer.items():
         # float16 sums of 1,024 or more products in float32; float32 in IEEE or TF32.
         assert found["error"] < 2e-3, (case, found)
     assert answer["one program per tile float16"]["configurations"] == len(mm.CONFIGS)
     assert answer["thin float16"]["configurations"] == len(mm.THIN_CONFIGS)
+    assert answer["vector float16"]["configurations"] == len(mm.VECTOR_CONFIGS)
     assert answer["persistent float16"]["configurations"] == len(mm.PERSISTENT_CONFIGS)

@@ -11,7 +11,7 @@ from support.library import DTYPES, assert_close, conv2d, f64, random
 
 import ninetoothed
 from ninetoothed.library import mm
-from ninetoothed.library.ops import kernels
+from ninetoothed.library.ops import kernels, matmul
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -29,9 +29,65 @@ def test_mm_of_strided_operands(framework, ops):
 
 def test_mm_of_a_few_rows(framework, ops):
     """Decoding's shape: the thin tiles' kernel."""
-    a, b = random((2, 70), "float16"), random((70, 40), "float16")
+    a, b = random((6, 70), "float16"), random((70, 40), "float16")
     result = ops.mm(framework.from_numpy(a), framework.from_numpy(b))
     assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float16", matrix=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("rows", "k", "tallest"), [(1, 70, 1), (1, 1, 1), (1, 0, 1), (3, 70, 4)])
+def test_mm_of_a_row_or_a_few(framework, ops, dtype, rows, k, tallest, monkeypatch):
+    """Decoding's few tokens: the vector form, 3 programs of the pinned 16 columns, several
+    ragged steps along ``k`` (and one, and none), 3 of 4 rows, a weight transposed as
+    a Linear layer's."""
+    a, w = random((rows, k), dtype), random((40, k), dtype)
+    given = framework.from_numpy(a), framework.non_contiguous(w.T)
+    result, variants = _called(monkeypatch, lambda: ops.mm(*given))
+    assert [v["tallest"] for v in variants] == [tallest]
+    assert_close(framework.to_numpy(result), f64(a) @ f64(w).T, dtype, matrix=True)
+
+
+@pytest.mark.parametrize("input_shape", [(2, 45), (45,), (2, 1), (1, 1)])
+def test_addmm_of_two_rows(framework, ops, input_shape, monkeypatch):
+    input, a = random(input_shape, "float16"), random((2, 70), "float16")
+    b = random((70, 45), "float16")
+    given = [framework.from_numpy(t) for t in (input, a, b)]
+    result, variants = _called(monkeypatch, lambda: ops.addmm(*given, beta=0.5, alpha=2.0))
+    assert [v["tallest"] for v in variants] == [2]
+    expected = 0.5 * f64(input) + 2.0 * (f64(a) @ f64(b))
+    assert_close(framework.to_numpy(result), expected, "float16", matrix=True)
+
+
+def test_bmm_of_one_row(framework, ops, monkeypatch):
+    a, b = random((3, 1, 35), "float32"), random((3, 35, 18), "float32")
+    given = framework.non_contiguous(a), framework.non_contiguous(b)
+    result, variants = _called(monkeypatch, lambda: ops.bmm(*given))
+    assert [v["tallest"] for v in variants] == [1]
+    assert_close(framework.to_numpy(result), f64(a) @ f64(b), "float32", matrix=True)
+
+
+def _called(monkeypatch, call):
+    """``call()``'s result and the GEMM kernel variants its op asked for (a call whose
+    plan the memo replays asks for none, and fails the test's check)."""
+    asked = []
+
+    def kernel(module, **variant):
+        asked.append(variant)
+        return made(module, **variant)
+
+    made = matmul.kernel
+    monkeypatch.setattr(matmul, "kernel", kernel)
+    return call(), asked
+
+
+def test_the_vector_form_serves_a_few_rows_of_few_columns():
+    assert mm.vector_tallest(1, 1, mm.VECTOR_COLUMNS) == 1 and mm.vector_tallest(4, 1, 512) == 1
+    assert [mm.vector_tallest(1, rows, 16) for rows in (2, 3, 4)] == [2, 4, 4]
+    assert mm.vector_tallest(1, mm.VECTOR_ROWS + 1, 16) is None
+    assert mm.vector_tallest(1, 0, 16) is None
+    assert mm.vector_tallest(1, 1, mm.VECTOR_COLUMNS + 1) is None
+    assert mm.vector_tallest(8, 1, 512) is None
+    assert mm.is_vector(4) and not mm.is_vector(16) and not mm.is_vector(None)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -158,8 +214,24 @@ def test_thin_outputs_have_no_persistent_variant():
 
 @pytest.mark.parametrize(
     "variant",
-    [{}, {"tallest": 16}, {"tallest": 32}, {"tallest": mm.THIN}, {"persistent": True}],
-    ids=["one program per tile", "thin 16", "thin 32", "thin 64", "persistent"],
+    [
+        {},
+        {"tallest": 1},
+        {"tallest": mm.VECTOR_ROWS},
+        {"tallest": 16},
+        {"tallest": 32},
+        {"tallest": mm.THIN},
+        {"persistent": True},
+    ],
+    ids=[
+        "one program per tile",
+        "vector 1",
+        "vector 4",
+        "thin 16",
+        "thin 32",
+        "thin 64",
+        "persistent",
+    ],
 )
 def test_a_pinned_space_s_first_configuration_fits_float32(variant):
     """``NINETOOTHED_MAX_NUM_CONFIGS`` cuts a pinned list to its first configurations

@@ -15,7 +15,7 @@ from ninetoothed.arrangement.tensor import Tensor
 from ninetoothed.library import mm
 from ninetoothed.library.tiling import Pattern, Premade, Tile
 
-__all__ = ["application", "arrangement", "premake"]
+__all__ = ["application", "arrangement", "premake", "vector_application"]
 
 
 def arrangement(
@@ -43,6 +43,16 @@ def application(input: Tile, mat1: Tile, mat2: Tile, beta: Tile, alpha: Tile, ou
     output = beta * ntl.cast(input, ntl.float32) + alpha * product  # noqa: F841
 
 
+def vector_application(
+    input: Tile, mat1: Tile, mat2: Tile, beta: Tile, alpha: Tile, output: Tile
+) -> None:
+    """:func:`application` with ``mm``'s vector form of the product (outputs of a few
+    rows and columns, :func:`ninetoothed.library.mm.vector_tallest`)."""
+    product = ntl.zeros(output.shape, dtype=ntl.float32)
+    mm.vector_application(mat1, mat2, product)
+    output = beta * ntl.cast(input, ntl.float32) + alpha * product  # noqa: F841
+
+
 def premake(
     input_pattern: Pattern, tallest: int | None = None, persistent: bool = False
 ) -> Premade:
@@ -50,4 +60,5 @@ def premake(
     and ``persistent`` as for ``mm``."""
     tensors = (Tensor(shape=input_pattern), Tensor(2), Tensor(2), Tensor(0), Tensor(0), Tensor(2))
     tuned = functools.partial(arrangement, **mm.blocks(tallest))
-    return Premade(tuned, application, tensors, mm.tuning(tallest, persistent))
+    applied = vector_application if mm.is_vector(tallest) else application
+    return Premade(tuned, applied, tensors, mm.tuning(tallest, persistent))

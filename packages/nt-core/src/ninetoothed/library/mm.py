@@ -7,7 +7,8 @@ BLOCK_SIZE_K)`` tiles of ``input`` and the column of ``(BLOCK_SIZE_K,
 BLOCK_SIZE_N)`` tiles of ``other`` and accumulates their products in float32.
 ``bmm``, ``addmm`` and ``conv2d`` reuse :func:`arrangement` and
 :func:`application`.  The block sizes are tuned between the bounds of their
-``block_size`` symbols; :func:`premake` narrows them for short outputs.
+``block_size`` symbols; :func:`premake` narrows them for short outputs, and
+multiplies outputs of a few rows and columns without ``tl.dot`` (:func:`vector_tallest`).
 """
 
 from __future__ import annotations
@@ -31,15 +32,21 @@ __all__ = [
     "THIN",
     "THIN_CONFIGS",
     "TUNING",
+    "VECTOR_COLUMNS",
+    "VECTOR_CONFIGS",
+    "VECTOR_ROWS",
     "application",
     "arrangement",
     "blocks",
+    "is_vector",
     "pinned_configs",
     "premake",
     "tallest_block",
     "thin_tuning",
     "tuning",
     "uses_persistent",
+    "vector_application",
+    "vector_tallest",
 ]
 
 BLOCK_SIZE_M = block_size(64, 256)
@@ -229,11 +236,94 @@ the GPU tests' 1) must still run a float32 product, eagerly and under Inductor,
 which fails the whole compile on a configuration that does not fit."""
 
 
+VECTOR_ROWS = 4
+"""Outputs of at most this many rows (and at most :data:`VECTOR_COLUMNS` columns) take
+the vector form (:func:`vector_tallest`); a ``tallest`` of at most this many rows is the
+vector form's (:func:`is_vector`)."""
+
+VECTOR_COLUMNS = 2048
+"""Outputs of at most this many columns (all matrices of a batch together) and at most
+:data:`VECTOR_ROWS` rows take the vector form (:func:`vector_tallest`)."""
+
+
+def vector_tallest(batch: int, rows: int, columns: int) -> int | None:
+    """The vector form's ``BLOCK_SIZE_M`` (the power of two of ``rows``: 1, 2 or 4) for a
+    (``batch``, ``rows``, ``columns``) output it serves, else None.
+
+    It serves decoding's outputs of one to a few tokens with so few columns that
+    ``tl.dot``'s tiles of at least 16 columns leave processors idle.  Such a product
+    reads its weight once: with 16-column tiles, 1024 columns are 64 programs for 132
+    processors, each streaming a 16-row slice of the weight.  On an H200 (the weight
+    transposed as ``F.linear`` reads it; cuBLAS time / ours, each configuration alone,
+    ``docs/design.md``), one token: 16-column ``tl.dot`` tiles measured 0.77, 0.81,
+    0.98 at 512, 1024, 2048 columns and k = 4096, and 0.41, 0.56, 0.77 at k = 14336;
+    the vector form, tiles of 1 to 4 columns and steps of 4096 along ``k``, 1.40, 1.28,
+    1.15 and 0.99, 1.01, 0.95.  At 4096 columns the forms are even (1.10 against 1.05 at
+    k = 4096, 0.96 against 0.98 at 14336).  With more rows its products (on the CUDA
+    cores) weigh more: at 1024 columns and k = 4096 it measured 1.13 against 0.89 at
+    two rows, 1.00 against 0.86 at four, 0.72 against 0.90 at eight."""
+    # Branches, not expressions: on a tracer's symbolic sizes (torch.compile with dynamic
+    # shapes) each comparison is a branch the tracer decides, and the result a constant.
+    if rows < 1 or rows > VECTOR_ROWS or batch * columns > VECTOR_COLUMNS:
+        return None
+    tallest = 1
+    while tallest < rows:
+        tallest *= 2
+    return tallest
+
+
+def is_vector(tallest: int | None) -> bool:
+    """Whether a GEMM variant's ``tallest`` is the vector form's (:func:`vector_tallest`)."""
+    return tallest is not None and tallest <= VECTOR_ROWS
+
+
+VECTOR_CONFIGS = (
+    (1, 2048, 8, 1),
+    (1, 4096, 4, 1),
+    (2, 4096, 4, 1),
+    (4, 2048, 8, 1),
+    (1, 4096, 8, 1),
+    (4, 4096, 8, 1),
+    (2, 2048, 4, 1),
+)
+"""``(BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` the vector form tunes over:
+narrow columns (programs in flight) and long steps along ``k`` (bytes in flight per
+program: Triton does not pipeline loads that feed no ``tl.dot``, so a step's loads are
+what a program has in flight, and steps of 1024 measured 0.54-0.84 of cuBLAS at
+k = 14336 against 0.95-1.01 with 4096).  The best of about 30 on an H200 at one row, 512 to
+4096 columns and k of 4096 and 14336 (the last the best at four rows), after the one
+that runs untuned (``NINETOOTHED_MAX_NUM_CONFIGS=1``, the GPU tests'), which fits four
+rows of float32 operands in a thread's registers as the others do not.  One stage:
+nothing is staged through shared memory."""
+
+
+def vector_application(input: Tile, other: Tile, output: Tile) -> None:
+    """One output tile of the vector form (:func:`vector_tallest`): the sum over ``k`` of
+    ``input[k] @ other[k]`` as float32 products summed along ``k``, without ``tl.dot``
+    (whose tiles must be at least 16 wide on every side).  Exact in float32 for float32
+    operands."""
+    accumulator = ntl.zeros(output.shape, dtype=ntl.float32)
+
+    for k in range(input.shape[0]):
+        row = ntl.cast(input[k], ntl.float32)
+        columns = ntl.cast(other[k], ntl.float32)
+        accumulator += ntl.sum(ntl.expand_dims(row, 2) * ntl.expand_dims(columns, 0), axis=1)
+
+    output = accumulator  # noqa: F841
+
+
 def blocks(tallest: int | None) -> dict[str, Any]:
-    """The block sizes to tune, as arrangement arguments: the defaults, or thin
-    tiles of at most ``tallest`` rows with narrower columns and longer steps along ``k``."""
+    """The block sizes to tune, as arrangement arguments: the defaults, thin tiles of at
+    most ``tallest`` rows with narrower columns and longer steps along ``k``, or the
+    vector form's rows (:func:`is_vector`)."""
     if tallest is None:
         return {}
+    if is_vector(tallest):
+        return {
+            "BLOCK_SIZE_M": tallest,
+            "BLOCK_SIZE_N": block_size(1, 16),
+            "BLOCK_SIZE_K": block_size(256, 4096),
+        }
     return {
         "BLOCK_SIZE_M": block_size(16, tallest),
         "BLOCK_SIZE_N": block_size(16, 256),
@@ -243,16 +333,21 @@ def blocks(tallest: int | None) -> dict[str, Any]:
 
 def thin_tuning(tallest: int) -> dict[str, Any]:
     """``make``'s options for a thin output: :data:`THIN_CONFIGS` with ``BLOCK_SIZE_M`` of
-    ``tallest`` rows."""
+    ``tallest`` rows, or :data:`VECTOR_CONFIGS` for the vector form."""
+    if is_vector(tallest):
+        names = ("BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_warps", "num_stages")
+        return {"configs": [dict(zip(names, entry, strict=True)) for entry in VECTOR_CONFIGS]}
     return {"configs": pinned_configs(tuple((tallest, *c) for c in THIN_CONFIGS))}
 
 
 def premake(ndim: int = 2, tallest: int | None = None, persistent: bool = False) -> Premade:
     """The kernel for ``ndim``-D operands (2 for ``mm``, 3 for ``bmm``); ``tallest``
-    from :func:`tallest_block`, ``persistent`` from :func:`uses_persistent`."""
+    from :func:`tallest_block` (or :func:`vector_tallest`), ``persistent`` from
+    :func:`uses_persistent`."""
     tensors = (Tensor(ndim), Tensor(ndim), Tensor(ndim))
     tuned = functools.partial(arrangement, **blocks(tallest))
-    return Premade(tuned, application, tensors, tuning(tallest, persistent))
+    applied = vector_application if is_vector(tallest) else application
+    return Premade(tuned, applied, tensors, tuning(tallest, persistent))
 
 
 def tuning(tallest: int | None, persistent: bool) -> dict[str, Any]:

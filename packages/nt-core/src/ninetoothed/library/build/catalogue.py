@@ -116,8 +116,9 @@ POOL_GEOMETRIES = (
 )
 """``max_pool2d``'s (window, stride, padding) variants."""
 
-_TALLEST = (None, 16, 32, 64)
-"""``mm``'s ``tallest`` values (:func:`ninetoothed.library.mm.tallest_block`)."""
+_TALLEST = (None, *(1 << shift for shift in range(mm.VECTOR_ROWS.bit_length())), 16, 32, 64)
+"""``mm``'s ``tallest`` values (:func:`ninetoothed.library.mm.tallest_block`, and the
+vector form's, :func:`ninetoothed.library.mm.vector_tallest`)."""
 
 
 def _pointwise(name: str, module: ModuleType, inputs: int) -> Callable[[Options], Kernel]:

@@ -169,6 +169,8 @@ def config_header(
         f"#define NT_OPS_MAX_NDIM {options.max_ndim}",
         f"#define NT_OPS_MAX_ROW {options.max_row}",
         f"#define NT_OPS_THIN {mm.THIN}",
+        f"#define NT_OPS_VECTOR_ROWS {mm.VECTOR_ROWS}",
+        f"#define NT_OPS_VECTOR_COLUMNS {mm.VECTOR_COLUMNS}ULL",
         f"#define NT_OPS_PERSISTENT_ELEMENTS {mm.PERSISTENT_ELEMENTS}ULL",
         f"#define NT_OPS_FEW_QUERIES {FEW_QUERIES}",
         f"#define NT_OPS_DTYPE_COUNT {len(dtypes)}",

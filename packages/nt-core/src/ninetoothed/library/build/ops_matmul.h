@@ -2,10 +2,15 @@
  * (part of ninetoothed_ops.c).  The GEMMs pick thin tiles and persistent programs as
  * ninetoothed.library.ops does; they do not split K (small outputs run one kernel). */
 
-/* ``tallest`` of ninetoothed.library.mm.tallest_block: 0 (None) above NT_OPS_THIN rows. */
-static int nt_ops_tallest(uint64_t rows) {
-    if (rows > NT_OPS_THIN) return 0;
+/* ``tallest`` as ninetoothed.library.ops.matmul picks it for an unsplit output: the
+ * vector form's power of two of ``rows`` (mm.vector_tallest: at most NT_OPS_VECTOR_ROWS
+ * rows and NT_OPS_VECTOR_COLUMNS columns), else mm.tallest_block's (0 for None above
+ * NT_OPS_THIN rows). */
+static int nt_ops_tallest(uint64_t batch, uint64_t rows, uint64_t columns) {
     int64_t tallest = nt_ops_power_of_two((int64_t)(rows ? rows : 1));
+    if (rows >= 1 && rows <= NT_OPS_VECTOR_ROWS && batch * columns <= NT_OPS_VECTOR_COLUMNS)
+        return (int)tallest;
+    if (rows > NT_OPS_THIN) return 0;
     return tallest < 16 ? 16 : (int)tallest;
 }
 
@@ -61,7 +66,7 @@ static NT_OPS_UNUSED NineToothedResult nt_ops_product(const char *op, int ndim,
     for (int i = 0; i < 3; ++i) nt_ops_view(tensors[i], &views[i]);
     const uint64_t *a = tensors[0].shape, *b = tensors[1].shape;
     uint64_t batch = ndim == 3 ? a[0] : 1, rows = a[ndim - 2], columns = b[ndim - 1];
-    int tallest = nt_ops_tallest(rows);
+    int tallest = nt_ops_tallest(batch, rows, columns);
     int persistent = !tallest && nt_ops_persistent(batch, rows, columns);
     return launch(stream, nt_ops_kernel_tensor(&views[0]), nt_ops_kernel_tensor(&views[1]),
                   nt_ops_kernel_tensor(&views[2]), tallest, persistent, tensors[2].dtype);
@@ -108,7 +113,7 @@ NineToothedResult ninetoothed_ops_addmm(NineToothedStream stream, NineToothedOps
         views[0].shape[d] = output.shape[d];
         views[0].strides[d] = size == output.shape[d] && own >= 0 ? input.strides[own] : 0;
     }
-    int tallest = nt_ops_tallest(mat1.shape[0]);
+    int tallest = nt_ops_tallest(1, mat1.shape[0], mat2.shape[1]);
     int persistent = !tallest && nt_ops_persistent(1, mat1.shape[0], mat2.shape[1]);
     return launch_nt_ops_addmm(stream, nt_ops_kernel_tensor(&views[0]),
                                nt_ops_kernel_tensor(&views[1]), nt_ops_kernel_tensor(&views[2]),

@@ -4,7 +4,8 @@ Each runs one kernel when its output has enough tiles to fill the GPU, and
 split-K's two (:mod:`~ninetoothed.library.ops.split`) when it has not:
 decoding's products of a few rows, small convolutions.  ``mm``, ``bmm`` and
 ``addmm`` of large outputs take the kernel's persistent variant
-(:func:`ninetoothed.library.mm.uses_persistent`).
+(:func:`ninetoothed.library.mm.uses_persistent`), and those of a few rows and
+columns its vector form (:func:`ninetoothed.library.mm.vector_tallest`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ def _inner(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
         raise LaunchError(f"{op}: cannot multiply shapes {a} and {b}")
 
 
+def _vector(tallest: int | None, batch: int, rows: int, columns: int) -> int | None:
+    """``tallest``, or the vector form's (:func:`~ninetoothed.library.mm.vector_tallest`)
+    for an unsplit output it serves: split-K's kernel has no vector form (and thin
+    outputs are split only when a test pins it)."""
+    vector = mm_kernel.vector_tallest(batch, rows, columns)
+    return tallest if vector is None else vector
+
+
 @reads_products
 def mm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
     """``input @ mat2`` for 2-D (M, K) and (K, N) tensors, in a new (M, N) tensor (like
@@ -55,6 +64,7 @@ def mm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor:
         parts = split.partial_products(framework, found, [input, mat2], (a[0], b[1]), count)
         return split.total(framework, parts, input, (a[0], b[1]))
     persistent = mm_kernel.uses_persistent(1, a[0], b[1])
+    tallest = _vector(tallest, 1, a[0], b[1])
     found = kernel(mm_kernel, ndim=2, tallest=tallest, persistent=persistent, **precision)
     (output,) = framework.run(found, [input, mat2, framework.empty(input, (a[0], b[1]))], [2])
     return output
@@ -78,6 +88,7 @@ def bmm(framework: Framework, input: HostTensor, mat2: HostTensor) -> HostTensor
         parts = split.partial_products(framework, found, [input, mat2], shape, count)
         return split.total(framework, parts, input, shape)
     persistent = mm_kernel.uses_persistent(*shape)
+    tallest = _vector(tallest, *shape)
     found = kernel(bmm_kernel, tallest=tallest, persistent=persistent, **precision)
     output = framework.empty(input, shape)
     return framework.run(found, [input, mat2, output], [2])[0]
@@ -119,6 +130,7 @@ def addmm(
             framework, parts, input, pattern, (float(beta), float(alpha)), shape
         )
     persistent = mm_kernel.uses_persistent(1, *shape)
+    tallest = _vector(tallest, 1, *shape)
     found = kernel(
         addmm_kernel, input_pattern=pattern, tallest=tallest, persistent=persistent, **precision
     )
