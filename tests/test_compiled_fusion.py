@@ -129,8 +129,13 @@ def test_edge_shapes(as_on_gpu: list[Any], shape: tuple[int, ...]) -> None:
 
     result = torch.compile(function, backend="aot_eager", fullgraph=True)(x, weight)
     x64 = x.double()
-    expected = torch.nn.functional.silu(_rms(x64) * weight.double()) + x64
-    assert _relative_error(result, expected) < tolerance("float16")
+    activated = torch.nn.functional.silu(_rms(x64) * weight.double())
+    expected = activated + x64
+    assert result.shape == expected.shape and not result.isnan().any()
+    # Relative to the summands, not the sum: a (1, 1) row's two terms may nearly cancel,
+    # and each op rounds its float16 output before the add (seen: 0.0054 of the sum).
+    scale = max(float(activated.norm()), float(x64.norm())) or 1.0
+    assert float((result.double() - expected).norm()) / scale < tolerance("float16")
 
 
 def test_the_block_hands_inductor_only_its_product(as_on_gpu: list[Any]) -> None:
