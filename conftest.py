@@ -10,6 +10,10 @@ picks the mode, before Triton or JAX is imported anywhere:
   the interpreter on behind its back: a GPU run that quietly interprets
   passes while testing nothing the GPU does.
 
+In a GPU run each failure is also named on stderr the moment it is reported:
+a device call's time limit can stop pytest before its summary, and a cut
+run's ``F`` otherwise names nothing (seen twice).
+
 It also fixes Hypothesis's randomness in CI (``CI`` set, or inside a nox
 session): the ``ci`` profile derandomises every property test, so a CI run
 is reproducible and a failure there is one a developer can replay; locally
@@ -19,6 +23,7 @@ each run draws fresh examples.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -54,3 +59,11 @@ def _gpu_runs_compile(request: pytest.FixtureRequest):
     yield
     if ON_GPU and _interpreting():
         pytest.fail(f"{request.node.nodeid} ran with TRITON_INTERPRET set in a GPU run")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """In a GPU run, name a failed test at once (under xdist, in the controller, which
+    receives every worker's reports): the summary comes only at the end."""
+    if ON_GPU and report.failed and "PYTEST_XDIST_WORKER" not in os.environ:
+        sys.stderr.write(f"\nFAILED {report.nodeid} ({report.when})\n")
+        sys.stderr.flush()
