@@ -282,7 +282,7 @@ def check_the_gpu_test_s_calls(ops: Ops, fake_cuda) -> None:
     def t(index: int, shape: tuple[int, ...], strides: tuple[int, ...] | None = None):
         return ops_tensor((index + 1) * FAR, shape, strides)
 
-    for m, n, k in ((1, 64, 32), (33, 70, 100), (512, 256, 128), (2048, 2048, 64)):
+    for m, n, k in ((1, 64, 32), (3, 40, 70), (33, 70, 100), (512, 256, 128), (2048, 2048, 64)):
         a, b, c = t(0, (m, k)), t(1, (k, n), (1, k)), t(2, (m, n))
         launched(fake_cuda, ops.mm, a, b, c)
     x = t(0, (2, 5, 17, 19))

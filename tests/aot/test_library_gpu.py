@@ -92,7 +92,8 @@ def test_elementwise(ops, a, b):
 
 
 @pytest.mark.parametrize(
-    ("m", "n", "k"), [(1, 64, 32), (33, 70, 100), (512, 256, 128), (2048, 2048, 64)]
+    ("m", "n", "k"),
+    [(1, 64, 32), (3, 40, 70), (33, 70, 100), (512, 256, 128), (2048, 2048, 64)],
 )
 def test_gemms(ops, m, n, k):
     library, dtypes = ops
