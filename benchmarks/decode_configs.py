@@ -22,13 +22,15 @@ and steps of 4096, 4 warps); k = 14336: 0.56 against 1.01; two rows 0.89 against
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import statistics
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from gemm_configs import checked
+from measure import Clock, device_or_refusal, interleaved_rounds
 
 import ninetoothed
 from ninetoothed.library import mm
@@ -70,11 +72,11 @@ def made(tallest: int, config: tuple[int, ...]) -> Any:
     )
 
 
-Calls = dict[Any, Callable[[], Any]]
+Calls = dict[str, Callable[[], object]]
 
 
 def variants(shape: tuple[int, int, int], device: str, small: bool) -> tuple[Calls, list[str]]:
-    """``{"cublas", "ops.mm" or (form, config): call}`` at ``shape``, each result checked
+    """``{"cublas", "ops.mm" or "form config": call}`` at ``shape``, each result checked
     first; and a line for each configuration that failed to make, compile or compute."""
     from nt_torch import ops
 
@@ -90,31 +92,24 @@ def variants(shape: tuple[int, int, int], device: str, small: bool) -> tuple[Cal
     failures = []
     for name, tallest, configs in forms(m):
         for config in (SMALL_CONFIG,) if small else configs:
-            try:
-                kernel = made(tallest, config)
-                c.fill_(float("nan"))
-                kernel(a, b, c)
-                error = (c.double() - expected).abs().max().item()
-                if not error < 0.05:
-                    raise AssertionError(f"max error {error:.3g}")
-            except Exception as failure:  # noqa: BLE001 - reported, the others timed
+            making = functools.partial(made, tallest, config)
+            call, failure = checked(making, a, b, c, expected)
+            if call is None:
                 failures.append(f"  {name} {config}: {failure}"[:200])
-                continue
-            calls[(name, config)] = lambda kernel=kernel: kernel(a, b, c)
+            else:
+                calls[f"{name} {config}"] = call
     return calls, failures
 
 
-def time_shape(calls: Calls, rounds: int, bench: Callable[..., float]) -> str:
-    """cuBLAS's time, the op's ratio and the six best configurations' (medians)."""
-    times: dict[Any, list[float]] = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            times[name].append(bench(call))
-    medians = {name: statistics.median(values) for name, values in times.items()}
+def time_shape(calls: Calls, rounds: int, clock: Clock) -> str:
+    """cuBLAS's time, the op's ratio and the six best configurations' (medians of
+    interleaved rounds)."""
+    times, failures = interleaved_rounds(calls, clock, rounds)
+    medians = {name: statistics.median(times[name]) for name in calls if name not in failures}
     cublas = medians.pop("cublas")
     op = medians.pop("ops.mm")
     ranked = sorted((value, name) for name, value in medians.items())
-    best = "; ".join(f"{name[0]} {name[1]} {cublas / value:.3f}" for value, name in ranked[:6])
+    best = "; ".join(f"{name} {cublas / value:.3f}" for value, name in ranked[:6])
     return f"torch.mm {cublas * 1e3:.2f} us; ops.mm {cublas / op:.3f}; best first: {best}"
 
 
@@ -125,30 +120,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--small", action="store_true", help="one tiny shape (the interpreter)")
     args = parser.parse_args(argv)
-    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
-    if not (torch.cuda.is_available() or interpreting):
-        print("no CUDA GPU: run on a GPU, or with TRITON_INTERPRET=1 --small", file=sys.stderr)
+    device = device_or_refusal()
+    if device is None:
         return 2
-    device = "cuda" if torch.cuda.is_available() and not interpreting else "cpu"
     shapes = SMALL if args.small else SHAPES
     if args.shapes:
         shapes = tuple(tuple(int(x) for x in s.split("x")) for s in args.shapes.split(","))  # type: ignore[misc]
-    if device == "cuda":
-        from triton.testing import do_bench
-
-        def bench(call: Callable[[], Any]) -> float:
-            return float(do_bench(call, warmup=5, rep=25, return_mode="median"))
-    else:
-        import time
-
-        def bench(call: Callable[[], Any]) -> float:
-            began = time.perf_counter()
-            call()
-            return (time.perf_counter() - began) * 1e3
-
+    clock = Clock(device, warmup_ms=5.0, rep_ms=25.0)
     for shape in shapes:
         calls, failures = variants(shape, device, args.small)
-        print("x".join(map(str, shape)), time_shape(calls, args.rounds, bench), flush=True)
+        print("x".join(map(str, shape)), time_shape(calls, args.rounds, clock), flush=True)
         for line in failures:
             print(line, flush=True)
     return 0

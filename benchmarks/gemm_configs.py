@@ -24,7 +24,6 @@ at 512 x 4096 x 1024 (0.816, one round).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 
 import torch
 from gemm_variants import made
+from measure import device_or_refusal
 
 from ninetoothed.library import mm
 
@@ -73,18 +73,31 @@ def variants(shape: tuple[int, int, int], configs: tuple[tuple[int, ...], ...], 
             options: dict[str, Any] = {"configs": mm.pinned_configs((config,))}
             if persistent:
                 options["persistent"] = True
-            try:
-                kernel = made(2, options)
-                c.fill_(float("nan"))
-                kernel(a, b, c)
-                error = (c.double() - expected).abs().max().item()
-                if not error < 0.05:
-                    raise AssertionError(f"max error {error:.3g}")
-            except Exception as failure:  # noqa: BLE001 - reported, the others timed
+            call, failure = checked(lambda options=options: made(2, options), a, b, c, expected)
+            if call is None:
                 failures.append(f"  {config} persistent={persistent}: {failure}"[:200])
-                continue
-            calls[(config, persistent)] = lambda kernel=kernel: kernel(a, b, c)
+            else:
+                calls[(config, persistent)] = call
     return calls, failures
+
+
+def checked(
+    make: Callable[[], Any], a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
+    expected: torch.Tensor,
+) -> tuple[Callable[[], Any] | None, str]:  # fmt: skip
+    """``(call, "")``: ``make()``'s kernel writing ``a @ b`` into ``c``, checked against
+    ``expected`` (``c`` poisoned first); or ``(None, why)`` where making, compiling or the
+    result failed (reported, the others timed)."""
+    try:
+        kernel = make()
+        c.fill_(float("nan"))
+        kernel(a, b, c)
+        error = (c.double() - expected).abs().max().item()
+        if not error < 0.05:
+            raise AssertionError(f"max error {error:.3g}")
+    except Exception as failure:  # noqa: BLE001 - reported, the others timed
+        return None, str(failure)
+    return lambda: kernel(a, b, c), ""
 
 
 def time_shape(
@@ -114,11 +127,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--row-major", action="store_true", help="a (K, N) second operand")
     parser.add_argument("--small", action="store_true", help="one tiny shape (the interpreter)")
     args = parser.parse_args(argv)
-    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
-    if not (torch.cuda.is_available() or interpreting):
-        print("no CUDA GPU: run on a GPU, or with TRITON_INTERPRET=1 --small", file=sys.stderr)
+    device = device_or_refusal()
+    if device is None:
         return 2
-    device = "cuda" if torch.cuda.is_available() and not interpreting else "cpu"
     if args.small:
         shapes, configs = SMALL, ((16, 16, 16, 4, 2),)
     elif args.shapes:

@@ -86,6 +86,19 @@ class LoopClock(Clock):
         return float(start.elapsed_time(end)) / self.calls
 
 
+def device_or_refusal() -> str | None:
+    """Where a configuration sweep runs: ``"cuda"``, ``"cpu"`` under Triton's interpreter
+    (the harness only, with ``--small``), or None, having said why, without either."""
+    import os
+    import sys
+
+    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
+    if not (torch.cuda.is_available() or interpreting):
+        print("no CUDA GPU: run on a GPU, or with TRITON_INTERPRET=1 --small", file=sys.stderr)
+        return None
+    return "cuda" if torch.cuda.is_available() and not interpreting else "cpu"
+
+
 def own_code(function: Callable[..., object], label: str) -> Callable[..., object]:
     """A copy of ``function`` with a code object of its own, named ``<name>_<label>``.
 
