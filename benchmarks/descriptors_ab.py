@@ -12,7 +12,10 @@ child's lines.  On an H200 (2026-11-28, two pairs; ours in us, off -> on): mm
 751.1, 748.2; addmm 4096^3 212.8, 211.7 -> 212.0, 211.7; addmm with 14336
 columns 779.5, 787.4 -> 778.7, 779.3; bmm 4 x 2048^3 112.2, 114.0 -> 113.5,
 113.5 (``docs/design.md``, "Tensor descriptors in generated persistent
-programs").
+programs").  This script's first run, in a later session (H200, two pairs): mm
+4096^3 211.0, 211.5 -> 206.5, 206.4; with 14336 columns 764.2, 775.1 -> 741.8,
+753.6; addmm 216.3, 218.5 -> 211.7, 213.1 and 795.6, 790.6 -> 787.0, 781.7; bmm
+114.0, 113.8 -> 114.8, 115.4.
 """
 
 from __future__ import annotations
