@@ -63,10 +63,7 @@ def forms(rows: int) -> list[tuple[str, int, tuple[tuple[int, ...], ...]]]:
 def made(tallest: int, config: tuple[int, ...]) -> Any:
     """The library's 2-D GEMM kernel of ``tallest`` rows with one configuration."""
     premade = mm.premake(2, tallest=tallest)
-    names = ("BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_warps", "num_stages")
-    pinned = dict(zip(names, config, strict=True))
-    if not mm.is_vector(tallest):
-        pinned["BLOCK_SIZE_M"] = tallest
+    pinned = mm.short_configuration(tallest, config)
     return ninetoothed.make(
         premade.arrangement, premade.application, premade.tensors, configs=[pinned]
     )

@@ -10,8 +10,10 @@ a GPU (the numbers then mean nothing).
 
 from __future__ import annotations
 
+import os
 import signal
 import statistics
+import sys
 import threading
 import time
 import types
@@ -89,9 +91,6 @@ class LoopClock(Clock):
 def device_or_refusal() -> str | None:
     """Where a configuration sweep runs: ``"cuda"``, ``"cpu"`` under Triton's interpreter
     (the harness only, with ``--small``), or None, having said why, without either."""
-    import os
-    import sys
-
     interpreting = os.environ.get("TRITON_INTERPRET") == "1"
     if not (torch.cuda.is_available() or interpreting):
         print("no CUDA GPU: run on a GPU, or with TRITON_INTERPRET=1 --small", file=sys.stderr)

@@ -41,6 +41,7 @@ __all__ = [
     "is_vector",
     "pinned_configs",
     "premake",
+    "short_configuration",
     "tallest_block",
     "thin_tuning",
     "tuning",
@@ -200,9 +201,14 @@ def tallest_block(rows: int) -> int | None:
     (the default bounds) unless the output is thin, as in decoding's products."""
     if rows > THIN:
         return None
-    # Doubling, not bit_length: compared with a tracer's symbolic row count, each step
-    # is a branch the tracer decides, and the result a constant (see uses_persistent).
-    tallest = 16
+    return _doubled(16, rows)
+
+
+def _doubled(smallest: int, rows: int) -> int:
+    """``smallest`` doubled until it holds ``rows``.  Doubling, not bit_length: compared
+    with a tracer's symbolic row count, each step is a branch the tracer decides, and the
+    result a constant (see :func:`uses_persistent`)."""
+    tallest = smallest
     while tallest < rows:
         tallest *= 2
     return tallest
@@ -266,10 +272,7 @@ def vector_tallest(batch: int, rows: int, columns: int) -> int | None:
     # shapes) each comparison is a branch the tracer decides, and the result a constant.
     if rows < 1 or rows > VECTOR_ROWS or batch * columns > VECTOR_COLUMNS:
         return None
-    tallest = 1
-    while tallest < rows:
-        tallest *= 2
-    return tallest
+    return _doubled(1, rows)
 
 
 def is_vector(tallest: int | None) -> bool:
@@ -334,10 +337,17 @@ def blocks(tallest: int | None) -> dict[str, Any]:
 def thin_tuning(tallest: int) -> dict[str, Any]:
     """``make``'s options for a thin output: :data:`THIN_CONFIGS` with ``BLOCK_SIZE_M`` of
     ``tallest`` rows, or :data:`VECTOR_CONFIGS` for the vector form."""
-    if is_vector(tallest):
-        names = ("BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_warps", "num_stages")
-        return {"configs": [dict(zip(names, entry, strict=True)) for entry in VECTOR_CONFIGS]}
-    return {"configs": pinned_configs(tuple((tallest, *c) for c in THIN_CONFIGS))}
+    entries = VECTOR_CONFIGS if is_vector(tallest) else THIN_CONFIGS
+    return {"configs": [short_configuration(tallest, entry) for entry in entries]}
+
+
+def short_configuration(tallest: int, entry: tuple[int, ...]) -> dict[str, int]:
+    """``make``'s configuration for a :data:`THIN_CONFIGS` or :data:`VECTOR_CONFIGS`
+    entry ``(BLOCK_SIZE_N, BLOCK_SIZE_K, num_warps, num_stages)`` at ``tallest`` rows
+    (the vector form's rows are fixed by its arrangement, not tuned)."""
+    names = ("BLOCK_SIZE_N", "BLOCK_SIZE_K", "num_warps", "num_stages")
+    tuned = dict(zip(names, entry, strict=True))
+    return tuned if is_vector(tallest) else {"BLOCK_SIZE_M": tallest, **tuned}
 
 
 def premake(ndim: int = 2, tallest: int | None = None, persistent: bool = False) -> Premade:
